@@ -1,0 +1,1 @@
+"""Demo graphs and the demo API of LangGraph OpenAI Serve."""

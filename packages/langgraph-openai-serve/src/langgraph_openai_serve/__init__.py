@@ -1,0 +1,42 @@
+"""LangGraph OpenAI Serve: put LangGraph graphs behind the OpenAI API."""
+
+from langgraph_openai_serve.graph.citations import Citation, citation_slice
+from langgraph_openai_serve.graph.client_settings import ClientSettings
+from langgraph_openai_serve.graph.config import GraphConfig
+from langgraph_openai_serve.graph.coordination import RunCoordinator
+from langgraph_openai_serve.graph.errors import (
+    GraphConfigurationError,
+    GraphError,
+    GraphNotFoundError,
+    InvalidRequestError,
+    LGOSError,
+)
+from langgraph_openai_serve.graph.features import GraphFeature
+from langgraph_openai_serve.graph.registry import GraphRegistry
+from langgraph_openai_serve.graph.request import (
+    ClientFunctionTool,
+    GraphRequest,
+    NamedFunctionToolChoice,
+)
+from langgraph_openai_serve.server import LanggraphOpenaiServe
+from langgraph_openai_serve.settings import Settings
+
+__all__ = [
+    "Citation",
+    "ClientFunctionTool",
+    "ClientSettings",
+    "GraphConfig",
+    "GraphConfigurationError",
+    "GraphError",
+    "GraphFeature",
+    "GraphNotFoundError",
+    "GraphRegistry",
+    "GraphRequest",
+    "InvalidRequestError",
+    "LGOSError",
+    "LanggraphOpenaiServe",
+    "NamedFunctionToolChoice",
+    "RunCoordinator",
+    "Settings",
+    "citation_slice",
+]

@@ -1,0 +1,1 @@
+"""The protocol-neutral graph layer; it never imports ``openai/``."""

@@ -1,0 +1,57 @@
+"""Errors raised by the protocol-neutral graph layer.
+
+The hierarchy::
+
+    LGOSError
+    ├── GraphConfigurationError   a graph or registry is set up wrongly (startup)
+    ├── GraphNotFoundError        no graph is registered under a model id
+    ├── InvalidRequestError       a request is rejected before the graph runs
+    └── GraphError                a graph run broke LGOS's output contract
+
+These classes know nothing of HTTP. The OpenAI surface maps each one to its
+envelope in a single table (``openai/errors.py``).
+"""
+
+from __future__ import annotations
+
+
+class LGOSError(Exception):
+    """Base class of every error LGOS raises on purpose."""
+
+
+class GraphConfigurationError(LGOSError):
+    """A graph, its configuration or the registry is invalid."""
+
+
+class GraphNotFoundError(LGOSError, LookupError):
+    """No graph is registered under the requested model id."""
+
+    def __init__(self, model: str) -> None:
+        super().__init__(f"The model '{model}' does not exist.")
+        self.model = model
+
+
+class InvalidRequestError(LGOSError):
+    """A request that LGOS or a graph adapter refuses to run.
+
+    Adapters such as ``context_factory`` may raise it; the client receives
+    ``status_code`` and an ``invalid_request_error`` envelope naming ``param``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        status_code: int = 400,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+        self.code = code
+        self.status_code = status_code
+
+
+class GraphError(LGOSError):
+    """A graph run produced output that breaks LGOS's contract."""

@@ -1,0 +1,110 @@
+"""The one graph runner: LangGraph stream in, neutral run events out.
+
+Streaming and non-streaming requests share this code; non-streaming runs only
+skip the token subscription. Which model text is answer text follows
+``GraphConfig.streamable_node_names`` and LangGraph's ``nostream`` tag, and
+the streamed text must equal the final message's text (assistant text parity).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessageChunk, BaseMessage
+from langgraph.types import StreamMode
+
+from langgraph_openai_serve.graph.answer import Answer
+from langgraph_openai_serve.graph.config import AnyGraph, GraphConfig
+from langgraph_openai_serve.graph.errors import GraphError
+from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
+from langgraph_openai_serve.graph.request import GraphRequest
+from langgraph_openai_serve.graph.usage import UsageCollector
+
+_STREAM_MODES: list[StreamMode] = ["messages", "values"]
+_FINAL_MODES: list[StreamMode] = ["values"]
+_NO_OUTPUT: Any = object()
+
+
+class StreamParityError(GraphError):
+    """The streamed answer text differs from the final message's text."""
+
+
+@dataclass(frozen=True, slots=True)
+class PreparedRun:
+    """Everything needed to start one graph run, built before any output."""
+
+    config: GraphConfig
+    graph: AnyGraph
+    request: GraphRequest
+    input: Any
+    context: Any
+
+
+async def prepare_run(
+    config: GraphConfig, request: GraphRequest, messages: list[BaseMessage]
+) -> PreparedRun:
+    """Resolve the graph and run the adapters.
+
+    Adapter errors (``InvalidRequestError`` included) surface here, before a
+    response has started.
+    """
+    graph = await config.resolve_graph()
+    graph_input = await config.build_input(request, messages)
+    context = await config.build_context(request)
+    return PreparedRun(config, graph, request, graph_input, context)
+
+
+async def run_graph(run: PreparedRun, *, stream: bool) -> AsyncIterator[RunEvent]:
+    """Drive the graph once; yield text deltas (streaming) and the completion.
+
+    Raises:
+        StreamParityError: streamed text does not equal the final text.
+        GraphError / GraphConfigurationError: the output breaks the contract.
+    """
+    usage = UsageCollector()
+    runnable_config = run.config.runnable_config(usage)
+    answer_nodes = run.config.streamable_node_names
+    streamed: list[str] = []
+    output = _NO_OUTPUT
+    parts: AsyncIterator[Any] = run.graph.astream(
+        run.input,
+        runnable_config,
+        context=run.context,
+        stream_mode=_STREAM_MODES if stream else _FINAL_MODES,
+    )
+    async for mode, data in parts:
+        if mode == "values":
+            output = data
+            continue
+        chunk, metadata = data
+        if not isinstance(chunk, AIMessageChunk):
+            continue
+        if answer_nodes is not None and metadata["langgraph_node"] not in answer_nodes:
+            continue
+        text = chunk.text
+        if text:
+            streamed.append(text)
+            yield TextDelta(text)
+    if output is _NO_OUTPUT:
+        raise GraphError("The graph finished without producing output.")
+    answer = Answer.from_message(await run.config.render_output(output))
+    if stream:
+        if not streamed:
+            if answer.text:
+                yield TextDelta(answer.text)
+        elif "".join(streamed) != answer.text:
+            raise StreamParityError(
+                "The streamed answer text differs from the final message text; "
+                "check streamable_node_names, nostream tags or output_to_message."
+            )
+    yield RunCompleted(answer, usage.total)
+
+
+async def run_to_completion(run: PreparedRun) -> RunCompleted:
+    """Drive a non-streaming run and return its completion."""
+    async for event in run_graph(run, stream=False):
+        if isinstance(event, RunCompleted):
+            return event
+    raise GraphError("The graph run ended without completing.")

@@ -1,0 +1,163 @@
+"""Chat Completions request -> ``GraphRequest`` and LangChain messages."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+
+from langgraph_openai_serve.graph.errors import InvalidRequestError
+from langgraph_openai_serve.graph.request import (
+    ClientFunctionTool,
+    GraphRequest,
+    NamedFunctionToolChoice,
+    ToolChoice,
+)
+from langgraph_openai_serve.openai.chat import schemas
+
+
+def decode_chat_request(
+    body: schemas.ChatCompletionRequest,
+) -> tuple[GraphRequest, list[BaseMessage]]:
+    """Normalize one validated request for the graph layer.
+
+    Raises:
+        InvalidRequestError: the messages are well-formed JSON but not a valid
+            conversation (bad tool-call arguments, unanswered tool results).
+    """
+    request = GraphRequest(
+        model=body.model,
+        metadata=body.metadata or {},
+        user=body.user,
+        tools=tuple(
+            ClientFunctionTool(
+                name=tool.function.name,
+                description=tool.function.description,
+                parameters=tool.function.parameters,
+                strict=tool.function.strict,
+            )
+            for tool in body.tools or ()
+        ),
+        tool_choice=_tool_choice(body.tool_choice),
+        parallel_tool_calls=body.parallel_tool_calls,
+    )
+    return request, _messages(body.messages)
+
+
+def _tool_choice(
+    choice: str | schemas.NamedToolChoice | None,
+) -> ToolChoice:
+    if isinstance(choice, schemas.NamedToolChoice):
+        return NamedFunctionToolChoice(choice.function.name)
+    return choice  # type: ignore[return-value]
+
+
+def _messages(messages: list[Any]) -> list[BaseMessage]:
+    converted: list[BaseMessage] = []
+    open_calls: set[str] = set()
+    for index, message in enumerate(messages):
+        match message:
+            case schemas.SystemMessage():
+                converted.append(
+                    SystemMessage(
+                        content=_text_content(message.content), name=message.name
+                    )
+                )
+            case schemas.DeveloperMessage():
+                converted.append(
+                    SystemMessage(
+                        content=_text_content(message.content),
+                        name=message.name,
+                        additional_kwargs={"__openai_role__": "developer"},
+                    )
+                )
+            case schemas.UserMessage():
+                converted.append(
+                    HumanMessage(
+                        content=_user_content(message.content), name=message.name
+                    )
+                )
+            case schemas.AssistantMessage():
+                ai = _assistant(message, index)
+                open_calls = {call["id"] for call in ai.tool_calls if call["id"]}
+                converted.append(ai)
+            case schemas.ToolMessage():
+                if message.tool_call_id not in open_calls:
+                    raise InvalidRequestError(
+                        "Messages with role 'tool' must answer a tool call of the "
+                        "preceding assistant message, once each.",
+                        param=f"messages.[{index}].tool_call_id",
+                    )
+                open_calls.discard(message.tool_call_id)
+                converted.append(
+                    ToolMessage(
+                        content=_text_content(message.content),
+                        tool_call_id=message.tool_call_id,
+                    )
+                )
+    return converted
+
+
+def _text_content(content: str | list[schemas.TextPart]) -> Any:
+    if isinstance(content, str):
+        return content
+    return [{"type": "text", "text": part.text} for part in content]
+
+
+def _user_content(content: str | list[Any]) -> Any:
+    if isinstance(content, str):
+        return content
+    return [
+        {"type": "text", "text": part.text}
+        if isinstance(part, schemas.TextPart)
+        else {"type": "file", "file_id": part.file.file_id}
+        for part in content
+    ]
+
+
+def _assistant(message: schemas.AssistantMessage, index: int) -> AIMessage:
+    texts: list[str] = []
+    refusals: list[str] = [message.refusal] if message.refusal else []
+    if isinstance(message.content, str):
+        texts.append(message.content)
+    else:
+        for part in message.content or ():
+            if isinstance(part, schemas.TextPart):
+                texts.append(part.text)
+            else:
+                refusals.append(part.refusal)
+    tool_calls = []
+    for position, call in enumerate(message.tool_calls or ()):
+        param = f"messages.[{index}].tool_calls.[{position}].function.arguments"
+        try:
+            args = json.loads(call.function.arguments or "{}")
+        except ValueError:
+            raise InvalidRequestError(
+                "Tool call arguments must be a JSON object.", param=param
+            ) from None
+        if not isinstance(args, dict):
+            raise InvalidRequestError(
+                "Tool call arguments must be a JSON object.", param=param
+            )
+        tool_calls.append(
+            {
+                "id": call.id,
+                "name": call.function.name,
+                "args": args,
+                "type": "tool_call",
+            }
+        )
+    extra = {"refusal": "".join(refusals)} if refusals else {}
+    return AIMessage(
+        content="".join(texts),
+        name=message.name,
+        tool_calls=tool_calls,
+        additional_kwargs=extra,
+    )

@@ -1,0 +1,181 @@
+"""Run events -> Chat Completions objects and SSE chunks.
+
+A streaming encoder shapes its chunk envelope once per stream and splices
+each escaped text delta between two pre-built byte strings, so a token costs
+one ``json.dumps`` of the delta and no model construction.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+from langgraph_openai_serve.graph.answer import Answer
+from langgraph_openai_serve.graph.events import RunEvent, TextDelta
+from langgraph_openai_serve.graph.usage import Usage
+from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE, error_body
+from langgraph_openai_serve.openai.sse import DONE_FRAME, data_frame
+
+logger = logging.getLogger("langgraph_openai_serve")
+
+_FINISH_REASONS = {"length": "length", "content_filter": "content_filter"}
+
+
+def new_completion_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex}"
+
+
+def finish_reason(answer: Answer) -> str:
+    """Chat's finish_reason for an answer."""
+    if answer.stop in _FINISH_REASONS:
+        return _FINISH_REASONS[answer.stop]
+    return "tool_calls" if answer.tool_calls else "stop"
+
+
+def usage_body(usage: Usage) -> dict[str, Any]:
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.total_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_input_tokens},
+        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+    }
+
+
+def annotations_body(answer: Answer) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "url_citation",
+            "url_citation": {
+                "url": citation.url,
+                "title": citation.title,
+                "start_index": citation.start_index,
+                "end_index": citation.end_index,
+            },
+        }
+        for citation in answer.citations
+    ]
+
+
+def _tool_calls_body(answer: Answer) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": call.arguments},
+        }
+        for call in answer.tool_calls
+    ]
+
+
+def completion_body(model: str, answer: Answer, usage: Usage | None) -> dict[str, Any]:
+    """A complete ``chat.completion`` object."""
+    message: dict[str, Any] = {
+        "role": "assistant",
+        "content": answer.text or (None if answer.tool_calls or answer.refusal else ""),
+        "refusal": answer.refusal,
+    }
+    if answer.citations:
+        message["annotations"] = annotations_body(answer)
+    if answer.tool_calls:
+        message["tool_calls"] = _tool_calls_body(answer)
+    body: dict[str, Any] = {
+        "id": new_completion_id(),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": finish_reason(answer),
+                "logprobs": None,
+            }
+        ],
+    }
+    if usage is not None:
+        body["usage"] = usage_body(usage)
+    return body
+
+
+class ChatStreamEncoder:
+    """Per-stream state and the frames of one ``chat.completion.chunk`` stream."""
+
+    def __init__(self, model: str, *, include_usage: bool) -> None:
+        self.include_usage = include_usage
+        head = json.dumps(
+            {
+                "id": new_completion_id(),
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+            }
+        )[:-1]
+        self._head = head
+        self._text_prefix = (
+            f'data: {head},"choices":[{{"index":0,"delta":{{"content":'.encode()
+        )
+        self._text_suffix = b'},"finish_reason":null}]}\n\n'
+
+    def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return data_frame(f'{self._head},"choices":[{json.dumps(choice)}]}}')
+
+    def start(self) -> bytes:
+        """The first chunk, announcing the assistant role."""
+        return self._chunk({"role": "assistant", "content": ""})
+
+    def text(self, text: str) -> bytes:
+        """One answer text delta."""
+        return self._text_prefix + json.dumps(text).encode() + self._text_suffix
+
+    def finish(self, answer: Answer, usage: Usage | None) -> bytes:
+        """Tool calls, refusal, the finishing chunk, usage and ``[DONE]``."""
+        frames: list[bytes] = []
+        if answer.refusal:
+            frames.append(self._chunk({"refusal": answer.refusal}))
+        if answer.tool_calls:
+            calls = [
+                {"index": index, **call}
+                for index, call in enumerate(_tool_calls_body(answer))
+            ]
+            frames.append(self._chunk({"tool_calls": calls}))
+        final_delta: dict[str, Any] = {}
+        if answer.citations:
+            # Compatibility extension: the published delta has no annotations.
+            final_delta["annotations"] = annotations_body(answer)
+        frames.append(self._chunk(final_delta, finish_reason(answer)))
+        if self.include_usage and usage is not None:
+            frames.append(
+                data_frame(
+                    f'{self._head},"choices":[],"usage":{json.dumps(usage_body(usage))}}}'
+                )
+            )
+        frames.append(DONE_FRAME)
+        return b"".join(frames)
+
+    def error(self) -> bytes:
+        """The single error chunk that ends a failed stream."""
+        return data_frame(
+            json.dumps(error_body(INTERNAL_ERROR_MESSAGE, "server_error"))
+        )
+
+
+async def stream_frames(
+    events: AsyncIterator[RunEvent], encoder: ChatStreamEncoder
+) -> AsyncIterator[bytes]:
+    """Encode a run's events; a failure ends the stream with one error chunk."""
+    yield encoder.start()
+    try:
+        async for event in events:
+            if type(event) is TextDelta:
+                yield encoder.text(event.text)
+            else:
+                yield encoder.finish(event.answer, event.usage)  # type: ignore[union-attr]
+    except Exception:
+        logger.exception("chat.stream_failed")
+        yield encoder.error()

@@ -1,0 +1,61 @@
+"""``POST /chat/completions``."""
+
+from __future__ import annotations
+
+import json
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from langgraph_openai_serve.graph.errors import InvalidRequestError
+from langgraph_openai_serve.graph.features import GraphFeature
+from langgraph_openai_serve.graph.runner import (
+    prepare_run,
+    run_graph,
+    run_to_completion,
+)
+from langgraph_openai_serve.openai.chat.decode import decode_chat_request
+from langgraph_openai_serve.openai.chat.encode import (
+    ChatStreamEncoder,
+    completion_body,
+    stream_frames,
+)
+from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
+from langgraph_openai_serve.openai.sse import EventStreamResponse
+from langgraph_openai_serve.openai.state import serve_state
+
+router = APIRouter()
+
+
+@router.post("/chat/completions", response_model=None)
+async def create_chat_completion(
+    body: ChatCompletionRequest, request: Request
+) -> Response:
+    """Run the graph registered as ``body.model`` over the conversation."""
+    state = serve_state(request)
+    config = state.registry.get_graph(body.model)
+    if config.supports(GraphFeature.INTERRUPTS):
+        raise InvalidRequestError(
+            f"Model '{body.model}' uses interrupts, which only the Responses API "
+            "(/v1/responses) supports.",
+            param="model",
+        )
+    if body.stream_options is not None and not body.stream:
+        raise InvalidRequestError(
+            "The 'stream_options' parameter is only allowed when 'stream' is true.",
+            param="stream_options",
+        )
+    graph_request, messages = decode_chat_request(body)
+    run = await prepare_run(config, graph_request, messages)
+    if body.stream:
+        include_usage = bool(body.stream_options and body.stream_options.include_usage)
+        encoder = ChatStreamEncoder(body.model, include_usage=include_usage)
+        return EventStreamResponse(
+            stream_frames(run_graph(run, stream=True), encoder),
+            ping_interval=state.ping_interval,
+        )
+    completed = await run_to_completion(run)
+    return Response(
+        json.dumps(completion_body(body.model, completed.answer, completed.usage)),
+        media_type="application/json",
+    )

@@ -1,0 +1,141 @@
+"""The supported subset of the Chat Completions request, strictly validated.
+
+Unknown fields fail (``extra="forbid"``), so generation controls, deprecated
+``functions`` / ``function_call``, image and audio parts and inline file data
+are rejected with the offending ``param`` rather than silently ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from langgraph_openai_serve.openai.metadata import check_metadata
+
+_STRICT = ConfigDict(extra="forbid")
+_CHAT_RESERVED_KEYS = frozenset({"lgos_settings"})
+
+
+class _Strict(BaseModel):
+    model_config = _STRICT
+
+
+class TextPart(_Strict):
+    type: Literal["text"]
+    text: str
+
+
+class FileRef(_Strict):
+    file_id: str = Field(min_length=1)
+
+
+class FilePart(_Strict):
+    type: Literal["file"]
+    file: FileRef
+
+
+class RefusalPart(_Strict):
+    type: Literal["refusal"]
+    refusal: str
+
+
+UserPart = Annotated[TextPart | FilePart, Field(discriminator="type")]
+AssistantPart = Annotated[TextPart | RefusalPart, Field(discriminator="type")]
+
+
+class SystemMessage(_Strict):
+    role: Literal["system"]
+    content: str | list[TextPart]
+    name: str | None = None
+
+
+class DeveloperMessage(_Strict):
+    role: Literal["developer"]
+    content: str | list[TextPart]
+    name: str | None = None
+
+
+class UserMessage(_Strict):
+    role: Literal["user"]
+    content: str | list[UserPart]
+    name: str | None = None
+
+
+class FunctionCall(_Strict):
+    name: str
+    arguments: str
+
+
+class AssistantToolCall(_Strict):
+    id: str = Field(min_length=1)
+    type: Literal["function"]
+    function: FunctionCall
+
+
+class AssistantMessage(_Strict):
+    role: Literal["assistant"]
+    content: str | list[AssistantPart] | None = None
+    name: str | None = None
+    tool_calls: list[AssistantToolCall] | None = None
+    refusal: str | None = None
+    # Replayed SDK message objects carry these; only empty values are accepted.
+    function_call: None = None
+    audio: None = None
+    annotations: list[dict[str, Any]] | None = None
+
+
+class ToolMessage(_Strict):
+    role: Literal["tool"]
+    content: str | list[TextPart]
+    tool_call_id: str = Field(min_length=1)
+
+
+ChatMessage = Annotated[
+    SystemMessage | DeveloperMessage | UserMessage | AssistantMessage | ToolMessage,
+    Field(discriminator="role"),
+]
+
+
+class FunctionDefinition(_Strict):
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+
+class FunctionTool(_Strict):
+    type: Literal["function"]
+    function: FunctionDefinition
+
+
+class NamedFunction(_Strict):
+    name: str
+
+
+class NamedToolChoice(_Strict):
+    type: Literal["function"]
+    function: NamedFunction
+
+
+class StreamOptions(_Strict):
+    include_usage: bool | None = None
+
+
+class ChatCompletionRequest(_Strict):
+    """``POST /chat/completions``, as far as LGOS supports it."""
+
+    model: str
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool | None = False
+    stream_options: StreamOptions | None = None
+    tools: list[FunctionTool] | None = None
+    tool_choice: Literal["none", "auto", "required"] | NamedToolChoice | None = None
+    parallel_tool_calls: bool | None = None
+    metadata: dict[str, str] | None = None
+    user: str | None = None
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata_limits(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return check_metadata(value, reserved=_CHAT_RESERVED_KEYS)

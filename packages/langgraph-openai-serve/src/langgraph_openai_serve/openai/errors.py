@@ -1,0 +1,242 @@
+"""The OpenAI error envelope, and the one table that maps errors onto it.
+
+Every exception that leaves a route becomes ``{"error": {message, type,
+param, code}}`` here and nowhere else. Inside a stream that has started, an
+error is an in-band event instead; the encoders own that.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from langchain_core.exceptions import ContextOverflowError
+from starlette.exceptions import HTTPException
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from langgraph_openai_serve.graph.errors import GraphNotFoundError, InvalidRequestError
+
+logger = logging.getLogger("langgraph_openai_serve")
+
+INTERNAL_ERROR_MESSAGE = "Internal server error"
+
+# Top-level fields clients send that LGOS rejects on purpose, with the reason.
+_UNSUPPORTED_HINTS = {
+    "functions": "The deprecated 'functions' parameter is not supported; use 'tools'.",
+    "function_call": "The deprecated 'function_call' parameter is not supported; "
+    "use 'tool_choice'.",
+}
+_GENERATION_CONTROLS = frozenset(
+    {
+        "temperature",
+        "top_p",
+        "max_tokens",
+        "max_completion_tokens",
+        "max_output_tokens",
+        "n",
+        "stop",
+        "presence_penalty",
+        "frequency_penalty",
+        "logit_bias",
+        "logprobs",
+        "top_logprobs",
+        "seed",
+        "reasoning_effort",
+        "response_format",
+    }
+)
+_QUOTED = re.compile(r"'([^']+)'")
+
+
+def error_body(
+    message: str,
+    type_: str,
+    *,
+    param: str | None = None,
+    code: str | None = None,
+) -> dict[str, Any]:
+    """The OpenAI error envelope as a plain dict."""
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+def error_response(
+    status_code: int,
+    message: str,
+    type_: str,
+    *,
+    param: str | None = None,
+    code: str | None = None,
+) -> Response:
+    """An OpenAI error envelope response."""
+    body = json.dumps(error_body(message, type_, param=param, code=code))
+    return Response(body, status_code=status_code, media_type="application/json")
+
+
+def internal_error_response() -> Response:
+    """The generic 500: details go to the log, never to the client."""
+    return error_response(500, INTERNAL_ERROR_MESSAGE, "server_error")
+
+
+def response_for(exc: Exception) -> Response:
+    """Map any exception to its envelope response (the single table)."""
+    if isinstance(exc, RequestValidationError):
+        return _validation_response(exc)
+    if isinstance(exc, GraphNotFoundError):
+        return error_response(
+            404,
+            str(exc),
+            "invalid_request_error",
+            param="model",
+            code="model_not_found",
+        )
+    if isinstance(exc, InvalidRequestError):
+        return error_response(
+            exc.status_code,
+            exc.message,
+            "invalid_request_error",
+            param=exc.param,
+            code=exc.code,
+        )
+    if isinstance(exc, ContextOverflowError):
+        return error_response(
+            400,
+            str(exc) or "The request exceeds the model's context window.",
+            "invalid_request_error",
+            code="context_length_exceeded",
+        )
+    if isinstance(exc, HTTPException):
+        return _http_response(exc)
+    logger.error("request.failed", exc_info=exc)
+    return internal_error_response()
+
+
+async def _handle(request: Request, exc: Exception) -> Response:
+    return response_for(exc)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Route every error of ``app`` through the envelope table."""
+    for exc_class in (
+        RequestValidationError,
+        HTTPException,
+        GraphNotFoundError,
+        InvalidRequestError,
+        ContextOverflowError,
+    ):
+        app.add_exception_handler(exc_class, _handle)
+    app.add_middleware(CatchAllErrorsMiddleware)
+
+
+class CatchAllErrorsMiddleware:
+    """Turns an unexpected exception into the 500 envelope.
+
+    Starlette's own server-error middleware answers in plain text and
+    re-raises; this one answers in the envelope and logs the traceback. If the
+    response already started, the exception is logged and the connection ends.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def watch_start(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, watch_start)
+        except Exception as exc:
+            if started:
+                logger.error("request.failed_after_start", exc_info=exc)
+                return
+            await response_for(exc)(scope, receive, send)
+
+
+def _http_response(exc: HTTPException) -> Response:
+    if exc.status_code == 404:
+        message = "Not found."
+    elif exc.status_code == 405:
+        message = "Method not allowed."
+    else:
+        message = str(exc.detail)
+    type_ = "invalid_request_error" if exc.status_code < 500 else "server_error"
+    return error_response(exc.status_code, message, type_)
+
+
+def _validation_response(exc: RequestValidationError) -> Response:
+    errors = exc.errors()
+    first = errors[0] if errors else {"type": "value_error", "loc": (), "msg": ""}
+    if first["type"] in {"json_invalid", "model_attributes_type"} or (
+        first["type"] == "missing" and tuple(first["loc"]) == ("body",)
+    ):
+        return error_response(
+            400,
+            "We could not parse the JSON body of your request. The body must be a "
+            "JSON object.",
+            "invalid_request_error",
+        )
+    body = getattr(exc, "body", None)
+    param = wire_param(first["loc"], body)
+    if first["type"] == "union_tag_invalid":
+        ctx: Any = first.get("ctx") or {}
+        key = _QUOTED.search(str(ctx.get("discriminator", "")))
+        if key:
+            param = f"{param}.{key.group(1)}" if param else key.group(1)
+    return error_response(
+        400, _message(first, param), "invalid_request_error", param=param
+    )
+
+
+def _message(error: Any, param: str | None) -> str:
+    kind = error["type"]
+    if kind == "extra_forbidden" and param is not None:
+        if param in _UNSUPPORTED_HINTS:
+            return _UNSUPPORTED_HINTS[param]
+        if param in _GENERATION_CONTROLS:
+            return (
+                f"Unsupported parameter: '{param}'. Generation controls are owned "
+                "by the graph's own model configuration."
+            )
+        return f"Unrecognized request argument supplied: {param}"
+    if kind == "missing":
+        return f"Missing required parameter: '{param}'."
+    msg = str(error.get("msg", "invalid value")).rstrip(".")
+    return f"Invalid value for '{param}': {msg}."
+
+
+def wire_param(loc: Sequence[int | str], body: Any) -> str | None:
+    """The OpenAI ``param`` path (``messages.[0].content``) of a pydantic loc.
+
+    A loc also names union members and validator steps; walking the request
+    body keeps only the segments the client actually wrote.
+    """
+    parts: list[str] = []
+    node = body
+    items = list(loc)
+    if items and items[0] == "body":
+        items = items[1:]
+    for index, part in enumerate(items):
+        if isinstance(node, dict) and isinstance(part, str):
+            if part in node:
+                parts.append(part)
+                node = node[part]
+            elif index == len(items) - 1:
+                parts.append(part)  # a missing field
+            # otherwise ``part`` is a union tag, not a key the client wrote
+        elif isinstance(node, list) and isinstance(part, int):
+            parts.append(f"[{part}]")
+            node = node[part] if 0 <= part < len(node) else None
+    return ".".join(parts) or None

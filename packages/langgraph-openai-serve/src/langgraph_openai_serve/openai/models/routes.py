@@ -1,0 +1,61 @@
+"""``GET /models`` and ``GET /models/{model}`` with the ``lgos`` extension."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Request
+from starlette.responses import Response
+
+from langgraph_openai_serve.graph.client_settings import contract_for
+from langgraph_openai_serve.graph.config import GraphConfig
+from langgraph_openai_serve.openai.state import serve_state
+
+router = APIRouter()
+
+OWNED_BY = "langgraph-openai-serve"
+
+
+def model_object(
+    model_id: str, config: GraphConfig, created: int, *, detail: bool
+) -> dict[str, Any]:
+    """An OpenAI Model object plus LGOS's namespaced discovery extension."""
+    lgos: dict[str, Any] = {
+        "description": config.description,
+        "features": sorted(feature.value for feature in config.features),
+        "server_tools": list(config.server_tools),
+        "client_tools": list(config.client_tools),
+    }
+    if detail and config.client_settings is not None:
+        lgos["client_settings"] = contract_for(config.client_settings).descriptor()
+    return {
+        "id": model_id,
+        "object": "model",
+        "created": created,
+        "owned_by": OWNED_BY,
+        "lgos": lgos,
+    }
+
+
+def _json(body: dict[str, Any]) -> Response:
+    return Response(json.dumps(body), media_type="application/json")
+
+
+@router.get("/models", response_model=None)
+async def list_models(request: Request) -> Response:
+    """Every registered graph, with its description, features and tools."""
+    state = serve_state(request)
+    data = [
+        model_object(model_id, config, state.created, detail=False)
+        for model_id, config in state.registry.registry.items()
+    ]
+    return _json({"object": "list", "data": data})
+
+
+@router.get("/models/{model}", response_model=None)
+async def retrieve_model(model: str, request: Request) -> Response:
+    """One graph with the complete ``lgos`` extension."""
+    state = serve_state(request)
+    config = state.registry.get_graph(model)
+    return _json(model_object(model, config, state.created, detail=True))

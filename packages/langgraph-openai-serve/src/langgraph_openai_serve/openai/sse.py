@@ -1,0 +1,160 @@
+"""Server-Sent Events: framing, keepalive and disconnect cancellation.
+
+``EventStreamResponse`` runs the frame producer (the graph run and its
+encoder) in one task and writes from the request task. Frames cross a deque
+once; when several are waiting they go out in a single write. While the
+producer is silent a ``: ping`` comment is sent every ``ping_interval``
+seconds. A client that disconnects cancels the producer at once, even while
+the graph is silent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from collections.abc import AsyncIterator
+
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
+
+logger = logging.getLogger("langgraph_openai_serve")
+
+PING_FRAME = b": ping\n\n"
+DONE_FRAME = b"data: [DONE]\n\n"
+DEFAULT_PING_INTERVAL = 15.0
+_HEADERS = [
+    (b"content-type", b"text/event-stream; charset=utf-8"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+
+
+def data_frame(payload: str) -> bytes:
+    """One ``data:`` event carrying a JSON payload (which has no newlines)."""
+    return b"data: " + payload.encode() + b"\n\n"
+
+
+class _Mailbox:
+    """A single-consumer frame queue with one wake-up future at a time."""
+
+    __slots__ = ("closed", "frames", "waiter")
+
+    def __init__(self) -> None:
+        self.frames: deque[bytes] = deque()
+        self.waiter: asyncio.Future[None] | None = None
+        self.closed = False
+
+    def put(self, frame: bytes) -> None:
+        self.frames.append(frame)
+        self._wake()
+
+    def close(self) -> None:
+        self.closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def wait(self, idle_seconds: float) -> None:
+        """Return when a frame or the close arrives, or after ``idle_seconds``."""
+        if self.frames or self.closed:
+            return
+        self.waiter = asyncio.get_running_loop().create_future()
+        try:
+            async with asyncio.timeout(idle_seconds):
+                await self.waiter
+        except TimeoutError:
+            pass
+        finally:
+            self.waiter = None
+
+
+class EventStreamResponse(Response):
+    """An ASGI response streaming the frames of ``frames``."""
+
+    media_type = "text/event-stream"
+
+    def __init__(
+        self,
+        frames: AsyncIterator[bytes],
+        *,
+        ping_interval: float = DEFAULT_PING_INTERVAL,
+        headers: list[tuple[bytes, bytes]] | None = None,
+    ) -> None:
+        self.frames = frames
+        self.ping_interval = ping_interval
+        self.status_code = 200
+        self.background = None
+        self.raw_headers = [*_HEADERS, *(headers or ())]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        mailbox = _Mailbox()
+        disconnected = asyncio.Event()
+        await send(
+            {"type": "http.response.start", "status": 200, "headers": self.raw_headers}
+        )
+        producer = asyncio.create_task(self._produce(mailbox))
+        watcher = asyncio.create_task(self._watch(receive, mailbox, disconnected))
+        try:
+            while True:
+                await mailbox.wait(self.ping_interval)
+                if disconnected.is_set():
+                    return
+                if mailbox.frames:
+                    body = b"".join(mailbox.frames)
+                    mailbox.frames.clear()
+                elif mailbox.closed:
+                    break
+                else:
+                    body = PING_FRAME
+                await send(
+                    {"type": "http.response.body", "body": body, "more_body": True}
+                )
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        except OSError:
+            return  # the client went away while we were writing
+        finally:
+            watcher.cancel()
+            producer.cancel()
+            await _settle(producer, watcher)
+
+    async def _produce(self, mailbox: _Mailbox) -> None:
+        frames = self.frames
+        try:
+            async for frame in frames:
+                mailbox.put(frame)
+        except Exception:
+            # Encoders turn graph failures into protocol events; reaching here
+            # is a bug in LGOS itself, so the stream just ends.
+            logger.exception("stream.producer_failed")
+        finally:
+            mailbox.close()
+            aclose = getattr(frames, "aclose", None)
+            if aclose is not None:
+                with contextlib.suppress(Exception):
+                    await aclose()
+
+    @staticmethod
+    async def _watch(
+        receive: Receive, mailbox: _Mailbox, disconnected: asyncio.Event
+    ) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                disconnected.set()
+                mailbox.close()
+                return
+
+
+async def _settle(*tasks: asyncio.Task[None]) -> None:
+    """Wait for cancelled tasks to finish, even if our own task is cancelled."""
+    waiting = asyncio.gather(*tasks, return_exceptions=True)
+    try:
+        await asyncio.shield(waiting)
+    except asyncio.CancelledError:
+        await waiting
+        raise

@@ -1,0 +1,112 @@
+"""``LanggraphOpenaiServe``: mounts the OpenAI API for a graph registry."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from importlib.metadata import version
+from typing import Any
+
+from fastapi import FastAPI
+from starlette.routing import Mount
+
+from langgraph_openai_serve.graph.registry import GraphRegistry
+from langgraph_openai_serve.openai import health
+from langgraph_openai_serve.openai.chat import routes as chat_routes
+from langgraph_openai_serve.openai.errors import install_error_handlers
+from langgraph_openai_serve.openai.models import routes as model_routes
+from langgraph_openai_serve.openai.state import CheckpointScope, ServeState
+from langgraph_openai_serve.settings import Settings, normalize_prefix
+
+logger = logging.getLogger("langgraph_openai_serve")
+
+_TITLE = "LangGraph OpenAI Serve"
+
+
+def _default_scope(_request: object) -> str:
+    return "default"
+
+
+class LanggraphOpenaiServe:
+    """Serves the graphs of a ``GraphRegistry`` as OpenAI models.
+
+    ``bind_openai_api()`` mounts the OpenAI sub-application on ``app`` (a new
+    FastAPI app when none is given) and wraps the host's lifespan so graph
+    factories are resolved, and configuration errors raised, at startup.
+    """
+
+    def __init__(
+        self,
+        graphs: GraphRegistry,
+        app: FastAPI | None = None,
+        checkpoint_scope: CheckpointScope | None = None,
+        *,
+        settings: Settings | None = None,
+    ) -> None:
+        if not isinstance(graphs, GraphRegistry):
+            raise TypeError("graphs must be a GraphRegistry")
+        self.graph_registry = graphs
+        self.settings = settings if settings is not None else Settings()
+        self.app = app if app is not None else FastAPI(title=_TITLE, version=_version())
+        self.checkpoint_scope: CheckpointScope = checkpoint_scope or _default_scope
+        self._openai_app: FastAPI | None = None
+        # Host integrations can find the registry without the mounted sub-app.
+        self.app.state.graph_registry = graphs
+
+    @property
+    def openai_app(self) -> FastAPI:
+        """The mounted OpenAI application (after ``bind_openai_api``)."""
+        if self._openai_app is None:
+            raise RuntimeError("call bind_openai_api() before using openai_app")
+        return self._openai_app
+
+    def bind_openai_api(self, prefix: str | None = None) -> LanggraphOpenaiServe:
+        """Mount the OpenAI routes at ``prefix`` (``LGOS_OPENAI_API_PREFIX``)."""
+        if self._openai_app is not None:
+            raise RuntimeError("the OpenAI API is already bound")
+        mount_at = (
+            normalize_prefix(prefix)
+            if prefix is not None
+            else self.settings.OPENAI_API_PREFIX
+        )
+        openai_app = FastAPI(
+            title=_TITLE, version=_version(), **self.settings.docs_kwargs()
+        )
+        openai_app.state.lgos = ServeState(
+            registry=self.graph_registry,
+            checkpoint_scope=self.checkpoint_scope,
+            ping_interval=self.settings.SSE_PING_INTERVAL,
+            created=int(time.time()),
+        )
+        install_error_handlers(openai_app)
+        openai_app.include_router(model_routes.router)
+        openai_app.include_router(chat_routes.router)
+        openai_app.include_router(health.router)
+        self.app.router.routes.append(Mount(mount_at, app=openai_app, name="openai"))
+        self._wrap_lifespan()
+        self._openai_app = openai_app
+        logger.info(
+            "lgos.bound prefix=%s graphs=%d",
+            mount_at,
+            len(self.graph_registry.registry),
+        )
+        return self
+
+    def _wrap_lifespan(self) -> None:
+        host_lifespan = self.app.router.lifespan_context
+        registry = self.graph_registry
+
+        @asynccontextmanager
+        async def lifespan(app: Any) -> AsyncIterator[Any]:
+            await registry.resolve_all()
+            context: AbstractAsyncContextManager[Any] = host_lifespan(app)
+            async with context as state:
+                yield state
+
+        self.app.router.lifespan_context = lifespan
+
+
+def _version() -> str:
+    return version("langgraph-openai-serve")
