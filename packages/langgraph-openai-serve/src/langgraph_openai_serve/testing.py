@@ -42,8 +42,9 @@ class ScriptedChatModel(BaseChatModel):
     streamed tokens; ``report_usage=False`` models a provider without usage.
     """
 
-    replies: Sequence[Reply] = ()
-    responder: Responder | None = None
+    # Typed loosely so pydantic keeps each reply as written.
+    replies: Sequence[Any] = ()
+    responder: Callable[..., Any] | None = None
     token_delay: float = 0.0
     report_usage: bool = True
     bound_tools: list[Any] = Field(default_factory=list)

@@ -7,7 +7,6 @@ error is an in-band event instead; the encoders own that.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Sequence
@@ -21,6 +20,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from langgraph_openai_serve.graph.errors import GraphNotFoundError, InvalidRequestError
+from langgraph_openai_serve.openai.jsonbody import json_response
 
 logger = logging.getLogger("langgraph_openai_serve")
 
@@ -74,8 +74,8 @@ def error_response(
     code: str | None = None,
 ) -> Response:
     """An OpenAI error envelope response."""
-    body = json.dumps(error_body(message, type_, param=param, code=code))
-    return Response(body, status_code=status_code, media_type="application/json")
+    body = error_body(message, type_, param=param, code=code)
+    return json_response(body, status_code)
 
 
 def internal_error_response() -> Response:
@@ -189,7 +189,15 @@ def _validation_response(exc: RequestValidationError) -> Response:
             "invalid_request_error",
         )
     body = getattr(exc, "body", None)
-    param = wire_param(first["loc"], body)
+    # A union reports one error per member; the deepest path is the member
+    # the client meant (a list part rather than the plain-string alternative).
+    first, param = max(
+        ((error, wire_param(error["loc"], body)) for error in errors),
+        key=lambda pair: (
+            len((pair[1] or "").split(".")),
+            pair[0]["type"] == "extra_forbidden",  # an unsupported field wins
+        ),
+    )
     if first["type"] == "union_tag_invalid":
         ctx: Any = first.get("ctx") or {}
         key = _QUOTED.search(str(ctx.get("discriminator", "")))

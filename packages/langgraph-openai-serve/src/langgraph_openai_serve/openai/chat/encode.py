@@ -18,6 +18,7 @@ from langgraph_openai_serve.graph.answer import Answer
 from langgraph_openai_serve.graph.events import RunEvent, TextDelta
 from langgraph_openai_serve.graph.usage import Usage
 from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE, error_body
+from langgraph_openai_serve.openai.jsonbody import dumps
 from langgraph_openai_serve.openai.sse import DONE_FRAME, data_frame
 
 logger = logging.getLogger("langgraph_openai_serve")
@@ -107,7 +108,7 @@ class ChatStreamEncoder:
 
     def __init__(self, model: str, *, include_usage: bool) -> None:
         self.include_usage = include_usage
-        head = json.dumps(
+        head = dumps(
             {
                 "id": new_completion_id(),
                 "object": "chat.completion.chunk",
@@ -123,7 +124,7 @@ class ChatStreamEncoder:
 
     def _chunk(self, delta: dict[str, Any], finish: str | None = None) -> bytes:
         choice = {"index": 0, "delta": delta, "finish_reason": finish}
-        return data_frame(f'{self._head},"choices":[{json.dumps(choice)}]}}')
+        return data_frame(f'{self._head},"choices":[{dumps(choice)}]}}')
 
     def start(self) -> bytes:
         """The first chunk, announcing the assistant role."""
@@ -152,7 +153,7 @@ class ChatStreamEncoder:
         if self.include_usage and usage is not None:
             frames.append(
                 data_frame(
-                    f'{self._head},"choices":[],"usage":{json.dumps(usage_body(usage))}}}'
+                    f'{self._head},"choices":[],"usage":{dumps(usage_body(usage))}}}'
                 )
             )
         frames.append(DONE_FRAME)
@@ -160,9 +161,7 @@ class ChatStreamEncoder:
 
     def error(self) -> bytes:
         """The single error chunk that ends a failed stream."""
-        return data_frame(
-            json.dumps(error_body(INTERNAL_ERROR_MESSAGE, "server_error"))
-        )
+        return data_frame(dumps(error_body(INTERNAL_ERROR_MESSAGE, "server_error")))
 
 
 async def stream_frames(

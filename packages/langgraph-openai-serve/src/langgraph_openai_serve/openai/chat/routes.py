@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
@@ -21,6 +19,7 @@ from langgraph_openai_serve.openai.chat.encode import (
     stream_frames,
 )
 from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
+from langgraph_openai_serve.openai.jsonbody import json_response
 from langgraph_openai_serve.openai.sse import EventStreamResponse
 from langgraph_openai_serve.openai.state import serve_state
 
@@ -55,7 +54,4 @@ async def create_chat_completion(
             ping_interval=state.ping_interval,
         )
     completed = await run_to_completion(run)
-    return Response(
-        json.dumps(completion_body(body.model, completed.answer, completed.usage)),
-        media_type="application/json",
-    )
+    return json_response(completion_body(body.model, completed.answer, completed.usage))

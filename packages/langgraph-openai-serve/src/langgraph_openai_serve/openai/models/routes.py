@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -10,6 +9,7 @@ from starlette.responses import Response
 
 from langgraph_openai_serve.graph.client_settings import contract_for
 from langgraph_openai_serve.graph.config import GraphConfig
+from langgraph_openai_serve.openai.jsonbody import json_response
 from langgraph_openai_serve.openai.state import serve_state
 
 router = APIRouter()
@@ -38,10 +38,6 @@ def model_object(
     }
 
 
-def _json(body: dict[str, Any]) -> Response:
-    return Response(json.dumps(body), media_type="application/json")
-
-
 @router.get("/models", response_model=None)
 async def list_models(request: Request) -> Response:
     """Every registered graph, with its description, features and tools."""
@@ -50,7 +46,7 @@ async def list_models(request: Request) -> Response:
         model_object(model_id, config, state.created, detail=False)
         for model_id, config in state.registry.registry.items()
     ]
-    return _json({"object": "list", "data": data})
+    return json_response({"object": "list", "data": data})
 
 
 @router.get("/models/{model}", response_model=None)
@@ -58,4 +54,4 @@ async def retrieve_model(model: str, request: Request) -> Response:
     """One graph with the complete ``lgos`` extension."""
     state = serve_state(request)
     config = state.registry.get_graph(model)
-    return _json(model_object(model, config, state.created, detail=True))
+    return json_response(model_object(model, config, state.created, detail=True))

@@ -1,0 +1,125 @@
+"""Shared fixtures: the app under test and real OpenAI clients."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from langgraph_openai_serve import (
+    GraphConfig,
+    GraphRegistry,
+    LanggraphOpenaiServe,
+    Settings,
+)
+from openai import AsyncOpenAI
+
+TESTS_DIR = Path(__file__).parent
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+ClientFactory = Callable[..., AsyncOpenAI]
+
+
+@pytest.fixture
+async def make_client() -> AsyncIterator[ClientFactory]:
+    """Build an app for a registry and an ``AsyncOpenAI`` client bound to it
+    in-process (ASGI transport)."""
+    http_clients: list[httpx.AsyncClient] = []
+
+    def make(graphs: dict[str, GraphConfig], **settings: Any) -> AsyncOpenAI:
+        server = LanggraphOpenaiServe(
+            graphs=GraphRegistry(registry=graphs), settings=Settings(**settings)
+        ).bind_openai_api()
+        http = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=server.app),
+            base_url="http://lgos.test",
+        )
+        http_clients.append(http)
+        return AsyncOpenAI(
+            base_url="http://lgos.test/v1",
+            api_key="unused",
+            http_client=http,
+            max_retries=0,
+        )
+
+    yield make
+    for http in http_clients:
+        await http.aclose()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class LiveServer:
+    """A real uvicorn process serving ``live_app.py`` over TCP."""
+
+    def __init__(self, marker_dir: Path, ping_interval: float) -> None:
+        self.port = free_port()
+        self.marker_dir = marker_dir
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(TESTS_DIR),
+            "LGOS_TEST_MARKER_DIR": str(marker_dir),
+            "LGOS_SSE_PING_INTERVAL": str(ping_interval),
+        }
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "--factory",
+                "live_app:create_app",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--log-level",
+                "warning",
+            ],
+            env=env,
+        )
+        self._wait_ready()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def _wait_ready(self) -> None:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError("the live LGOS server exited during startup")
+            try:
+                if httpx.get(f"{self.base_url}/health", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise RuntimeError("the live LGOS server did not become ready in 20 s")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """One uvicorn process for the session; pings every 0.2 s of silence."""
+    server = LiveServer(tmp_path_factory.mktemp("markers"), ping_interval=0.2)
+    yield server
+    server.stop()

@@ -1,0 +1,64 @@
+"""The app a real uvicorn process serves for the over-TCP tests.
+
+Graphs record what happened to them as files in ``LGOS_TEST_MARKER_DIR``,
+because the test process cannot see this process's memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+from fastapi import FastAPI
+from langchain_core.messages import AIMessage, BaseMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph_openai_serve import GraphConfig, GraphRegistry, LanggraphOpenaiServe
+from langgraph_openai_serve.testing import ScriptedChatModel
+
+
+def _one_node(node) -> object:  # type: ignore[no-untyped-def]
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", node)
+    builder.add_edge(START, "agent")
+    builder.add_edge("agent", END)
+    return builder.compile()
+
+
+def create_app() -> FastAPI:
+    markers = Path(os.environ["LGOS_TEST_MARKER_DIR"])
+    words = ScriptedChatModel(responder=lambda _: "one two three four five")
+
+    async def stream_words(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [await words.ainvoke(state["messages"])]}
+
+    async def silent_then_answer(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        await asyncio.sleep(1.0)
+        return {"messages": [AIMessage(content="done waiting")]}
+
+    async def hang_until_cancelled(
+        state: MessagesState,
+    ) -> dict[str, list[BaseMessage]]:
+        tag = state["messages"][-1].text
+        (markers / f"{tag}.started").touch()
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            (markers / f"{tag}.cancelled").touch()
+            raise
+        return {"messages": []}
+
+    registry = GraphRegistry(
+        registry={
+            "words": GraphConfig(graph=_one_node(stream_words), description="words"),
+            "slow": GraphConfig(
+                graph=_one_node(silent_then_answer), description="slow"
+            ),
+            "hang": GraphConfig(
+                graph=_one_node(hang_until_cancelled), description="hang"
+            ),
+        }
+    )
+    app = FastAPI()
+    LanggraphOpenaiServe(graphs=registry, app=app).bind_openai_api()
+    return app

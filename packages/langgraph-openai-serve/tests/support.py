@@ -1,0 +1,57 @@
+"""Graph builders shared by the tests (fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph_openai_serve import GraphConfig
+from langgraph_openai_serve.testing import Reply, ScriptedChatModel
+
+
+def single_model_graph(model: ScriptedChatModel, *, name: str = "agent") -> Any:
+    """START -> one node that calls ``model`` on the conversation -> END."""
+
+    async def call_model(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node(name, call_model)
+    builder.add_edge(START, name)
+    builder.add_edge(name, END)
+    return builder.compile()
+
+
+def scripted_graph(*replies: Reply, **model_options: Any) -> Any:
+    return single_model_graph(ScriptedChatModel(replies=replies, **model_options))
+
+
+def planner_graph(planner_tags: Sequence[str] = ()) -> Any:
+    """A planner model call, then an answer model call in another node."""
+    planner = ScriptedChatModel(replies=["PLAN: think first"]).with_config(
+        tags=list(planner_tags)
+    )
+    answerer = ScriptedChatModel(replies=["The answer is 42."])
+
+    async def plan(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        await planner.ainvoke(state["messages"])
+        return {"messages": []}
+
+    async def answer(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [await answerer.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("plan", plan)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "plan")
+    builder.add_edge("plan", "answer")
+    builder.add_edge("answer", END)
+    return builder.compile()
+
+
+def config(graph: Any, **options: Any) -> GraphConfig:
+    return GraphConfig(
+        graph=graph, description=options.pop("description", "test"), **options
+    )
