@@ -114,12 +114,25 @@ class LiveServer:
 
     def stop(self) -> None:
         self.process.terminate()
-        self.process.wait(timeout=10)
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=5)
 
 
 @pytest.fixture(scope="session")
 def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     """One uvicorn process for the session; pings every 0.2 s of silence."""
     server = LiveServer(tmp_path_factory.mktemp("markers"), ping_interval=0.2)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def quiet_live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """A server that never pings within a test, so only the disconnect watcher
+    can notice a client leaving a silent stream."""
+    server = LiveServer(tmp_path_factory.mktemp("quiet-markers"), ping_interval=600)
     yield server
     server.stop()

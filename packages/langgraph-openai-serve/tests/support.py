@@ -11,17 +11,22 @@ from langgraph_openai_serve import GraphConfig
 from langgraph_openai_serve.testing import Reply, ScriptedChatModel
 
 
+def one_node_graph(node: Any, *, name: str = "agent") -> Any:
+    """START -> ``node`` -> END over ``MessagesState``."""
+    builder = StateGraph(MessagesState)
+    builder.add_node(name, node)
+    builder.add_edge(START, name)
+    builder.add_edge(name, END)
+    return builder.compile()
+
+
 def single_model_graph(model: ScriptedChatModel, *, name: str = "agent") -> Any:
-    """START -> one node that calls ``model`` on the conversation -> END."""
+    """One node that calls ``model`` on the conversation."""
 
     async def call_model(state: MessagesState) -> dict[str, list[BaseMessage]]:
         return {"messages": [await model.ainvoke(state["messages"])]}
 
-    builder = StateGraph(MessagesState)
-    builder.add_node(name, call_model)
-    builder.add_edge(START, name)
-    builder.add_edge(name, END)
-    return builder.compile()
+    return one_node_graph(call_model, name=name)
 
 
 def scripted_graph(*replies: Reply, **model_options: Any) -> Any:

@@ -1,0 +1,141 @@
+"""Chat streams: golden SSE transcripts and which model text is the answer."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage
+from langgraph_openai_serve.testing import ScriptedChatModel
+from support import config, one_node_graph, planner_graph, scripted_graph
+
+pytestmark = pytest.mark.anyio
+
+GOLDEN = Path(__file__).parent / "golden"
+USER = [{"role": "user", "content": "Hello"}]
+
+
+def _normalized(transcript: str) -> str:
+    transcript = re.sub(r"chatcmpl-[0-9a-f]{32}", "chatcmpl-ID", transcript)
+    return re.sub(r'"created":\d+', '"created":0', transcript)
+
+
+async def _raw_stream(make_client, graph, **body) -> str:
+    client = make_client({"m": config(graph)})
+    response = await client._client.post(
+        "/v1/chat/completions",
+        json={"model": "m", "messages": USER, "stream": True, **body},
+    )
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    return _normalized(response.text)
+
+
+def _assert_golden(name: str, transcript: str) -> None:
+    path = GOLDEN / name
+    if os.environ.get("LGOS_UPDATE_GOLDEN") == "1":
+        path.write_text(transcript)
+    assert transcript == path.read_text()
+
+
+async def test_text_stream_matches_golden_transcript(make_client):
+    transcript = await _raw_stream(make_client, scripted_graph("Hello there world"))
+
+    _assert_golden("chat_text.sse", transcript)
+
+
+async def test_tool_call_stream_matches_golden_transcript(make_client):
+    reply = AIMessage(
+        content="Checking.",
+        tool_calls=[{"id": "call_1", "name": "get_weather", "args": {"city": "Oslo"}}],
+    )
+
+    transcript = await _raw_stream(make_client, scripted_graph(reply))
+
+    _assert_golden("chat_tool_calls.sse", transcript)
+
+
+async def test_usage_stream_matches_golden_transcript(make_client):
+    transcript = await _raw_stream(
+        make_client,
+        scripted_graph("Two words"),
+        stream_options={"include_usage": True},
+    )
+
+    _assert_golden("chat_usage.sse", transcript)
+
+
+async def test_failure_mid_stream_ends_with_one_error_chunk(make_client):
+    model = ScriptedChatModel(replies=["partial answer"])
+
+    async def answer_then_fail(state):
+        await model.ainvoke(state["messages"])
+        raise RuntimeError("secret detail")
+
+    transcript = await _raw_stream(make_client, one_node_graph(answer_then_fail))
+
+    _assert_golden("chat_error.sse", transcript)
+    assert "secret detail" not in transcript
+
+
+async def _streamed_text(make_client, graph_config) -> tuple[str, list]:
+    client = make_client({"m": graph_config})
+    stream = await client.chat.completions.create(
+        model="m", messages=USER, stream=True, stream_options={"include_usage": True}
+    )
+    chunks = [chunk async for chunk in stream]
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    return text, chunks
+
+
+async def test_nostream_planner_call_stays_out_of_the_answer(make_client):
+    text, chunks = await _streamed_text(
+        make_client, config(planner_graph(planner_tags=["nostream"]))
+    )
+
+    assert text == "The answer is 42."
+    assert chunks[-2].choices[0].finish_reason == "stop"
+
+
+async def test_streamable_node_names_select_the_answer_node(make_client):
+    text, _ = await _streamed_text(
+        make_client, config(planner_graph(), streamable_node_names=["answer"])
+    )
+
+    assert text == "The answer is 42."
+
+
+async def test_usage_counts_private_planner_calls_too(make_client):
+    _, chunks = await _streamed_text(
+        make_client, config(planner_graph(planner_tags=["nostream"]))
+    )
+
+    # "PLAN: think first" is 3 tokens, "The answer is 42." 4 tokens.
+    assert chunks[-1].usage.completion_tokens == 7
+
+
+async def test_planner_text_leaking_into_the_stream_fails_the_stream(make_client):
+    client = make_client({"m": config(planner_graph())})
+
+    response = await client._client.post(
+        "/v1/chat/completions", json={"model": "m", "messages": USER, "stream": True}
+    )
+
+    frames = [f for f in response.text.split("\n\n") if f]
+    assert frames[-1] == (
+        'data: {"error":{"message":"Internal server error","type":"server_error",'
+        '"param":null,"code":null}}'
+    )
+    assert '"finish_reason":"stop"' not in response.text
+    assert "[DONE]" not in response.text
+
+
+async def test_answer_not_streamed_by_any_model_is_sent_whole(make_client):
+    async def fixed(state):
+        return {"messages": [AIMessage(content="Computed without a model.")]}
+
+    text, _ = await _streamed_text(make_client, config(one_node_graph(fixed)))
+
+    assert text == "Computed without a model."

@@ -1,0 +1,123 @@
+"""Binding the API: prefix, docs, lifespan and the public surface."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import httpx
+import langgraph_openai_serve
+import pytest
+from fastapi import FastAPI
+from langgraph_openai_serve import (
+    GraphConfigurationError,
+    GraphRegistry,
+    LanggraphOpenaiServe,
+    Settings,
+)
+from support import config, scripted_graph
+
+pytestmark = pytest.mark.anyio
+
+
+def _server(**settings) -> LanggraphOpenaiServe:
+    registry = GraphRegistry(registry={"m": config(scripted_graph("x"))})
+    return LanggraphOpenaiServe(graphs=registry, settings=Settings(**settings))
+
+
+async def _get(app: FastAPI, path: str) -> httpx.Response:
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
+        return await client.get(path)
+
+
+async def test_prefix_argument_and_setting_choose_the_mount_point():
+    by_argument = _server().bind_openai_api(prefix="openai/v2/")
+    by_setting = _server(OPENAI_API_PREFIX="/api/v1").bind_openai_api()
+
+    assert (await _get(by_argument.app, "/openai/v2/models")).status_code == 200
+    assert (await _get(by_setting.app, "/api/v1/models")).status_code == 200
+    assert (await _get(by_setting.app, "/v1/models")).status_code == 404
+
+
+async def test_docs_are_off_by_default_and_opt_in():
+    hidden = _server().bind_openai_api()
+    shown = _server(OPENAI_API_DOCS_ENABLED=True).bind_openai_api()
+
+    assert (await _get(hidden.app, "/v1/openapi.json")).status_code == 404
+    assert (await _get(shown.app, "/v1/openapi.json")).status_code == 200
+    assert (await _get(shown.app, "/v1/docs")).status_code == 200
+
+
+def test_environment_settings_are_read_when_the_server_is_built(monkeypatch):
+    monkeypatch.setenv("LGOS_OPENAI_API_PREFIX", "custom/")
+    monkeypatch.setenv("LGOS_SSE_PING_INTERVAL", "2.5")
+
+    registry = GraphRegistry(registry={"m": config(scripted_graph("x"))})
+    server = LanggraphOpenaiServe(graphs=registry)
+
+    assert server.settings.OPENAI_API_PREFIX == "/custom"
+    assert server.settings.SSE_PING_INTERVAL == 2.5
+
+
+def test_root_prefix_is_refused():
+    with pytest.raises(ValueError, match="must not be '/'"):
+        _server().bind_openai_api(prefix="/")
+
+
+def test_host_app_routes_stay_reachable_and_openai_app_is_exposed():
+    app = FastAPI()
+
+    @app.get("/ready")
+    def ready() -> dict[str, bool]:
+        return {"ready": True}
+
+    server = LanggraphOpenaiServe(
+        graphs=GraphRegistry(registry={"m": config(scripted_graph("x"))}), app=app
+    )
+    with pytest.raises(RuntimeError, match="bind_openai_api"):
+        _ = server.openai_app
+    server.bind_openai_api()
+
+    assert isinstance(server.openai_app, FastAPI)
+    assert server.app is app
+    assert app.state.graph_registry is server.graph_registry
+
+
+def test_graph_factories_fail_at_startup_not_first_request():
+    from starlette.testclient import TestClient
+
+    registry = GraphRegistry(registry={"m": config(lambda: "not a graph")})
+    server = LanggraphOpenaiServe(graphs=registry).bind_openai_api()
+
+    with pytest.raises(GraphConfigurationError), TestClient(server.app):
+        pass
+
+
+def test_graphs_must_be_a_registry():
+    with pytest.raises(TypeError, match="GraphRegistry"):
+        LanggraphOpenaiServe(graphs={"m": None})  # type: ignore[arg-type]
+
+
+def test_public_names_are_exactly_the_documented_surface():
+    public = {name for name in dir(langgraph_openai_serve) if not name.startswith("_")}
+    modules = {"graph", "openai", "server", "settings", "testing"}
+
+    assert set(langgraph_openai_serve.__all__) == public - modules
+    assert sorted(langgraph_openai_serve.__all__) == langgraph_openai_serve.__all__
+
+
+def test_import_reads_no_environment(tmp_path):
+    (tmp_path / ".env").write_text("LGOS_OPENAI_API_PREFIX=broken\n")
+    code = "import langgraph_openai_serve, sys; sys.exit(0)"
+
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={"LGOS_OPENAI_API_PREFIX": "/"},
+        capture_output=True,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr.decode()
