@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from enum import Enum
+from enum import StrEnum
 
 import openai
 import pytest
@@ -13,7 +13,7 @@ from support import config, scripted_graph
 pytestmark = pytest.mark.anyio
 
 
-class Audience(str, Enum):
+class Audience(StrEnum):
     GENERAL = "general"
     EXPERT = "expert"
 

@@ -14,7 +14,7 @@ from langgraph_openai_serve import (
     GraphNotFoundError,
     GraphRegistry,
 )
-from pydantic import Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 from support import config, scripted_graph
 
 pytestmark = pytest.mark.anyio
@@ -120,7 +120,7 @@ class NoDefault(ClientSettings):
 
 
 class Loosened(ClientSettings):
-    model_config = {**ClientSettings.model_config, "extra": "allow"}  # type: ignore[misc]
+    model_config = ConfigDict(**{**ClientSettings.model_config, "extra": "allow"})
     audience: str = "general"
 
 
