@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage
+from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph_openai_serve import GraphConfig
 from langgraph_openai_serve.testing import Reply, ScriptedChatModel
@@ -60,3 +62,30 @@ def config(graph: Any, **options: Any) -> GraphConfig:
     return GraphConfig(
         graph=graph, description=options.pop("description", "test"), **options
     )
+
+
+def status_graph(*updates: dict[str, Any], answer: str = "Done.") -> Any:
+    """Publishes ``updates`` through the stream writer, then streams ``answer``."""
+    model = ScriptedChatModel(replies=[answer] * 4)
+
+    async def work(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        writer = get_stream_writer()
+        for update in updates:
+            writer(update)
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    return one_node_graph(work)
+
+
+def sse_events(transcript: str) -> list[dict[str, Any]]:
+    """The JSON payloads of an SSE transcript, checking each ``event:`` name."""
+    events = []
+    for frame in transcript.split("\n\n"):
+        lines = [line for line in frame.splitlines() if not line.startswith(":")]
+        if not lines:
+            continue
+        name = next(line[7:] for line in lines if line.startswith("event: "))
+        data = json.loads(next(line[6:] for line in lines if line.startswith("data: ")))
+        assert data["type"] == name
+        events.append(data)
+    return events

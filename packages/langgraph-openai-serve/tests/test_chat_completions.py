@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import openai
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.content import create_citation, create_text_block
 from langgraph_openai_serve import (
     ClientFunctionTool,
+    GraphFeature,
     GraphRequest,
     NamedFunctionToolChoice,
 )
@@ -185,30 +187,37 @@ async def test_sdk_message_objects_replay_unchanged(make_client):
     assert second.choices[0].message.content == "second"
 
 
+FILE_MESSAGE = {
+    "role": "user",
+    "content": [
+        {"type": "text", "text": "Summarize"},
+        {"type": "file", "file": {"file_id": "file-abc"}},
+    ],
+}
+
+
 async def test_file_parts_become_langchain_file_blocks(make_client):
     seen = []
     graph = single_model_graph(
         ScriptedChatModel(responder=lambda messages: seen.extend(messages) or "ok")
     )
-    client = make_client({"m": config(graph)})
+    client = make_client({"m": config(graph, features={GraphFeature.FILE_INPUTS})})
 
-    await client.chat.completions.create(
-        model="m",
-        messages=[
-            {
-                "role": "user",
-                "content": [
-                    {"type": "text", "text": "Summarize"},
-                    {"type": "file", "file": {"file_id": "file-abc"}},
-                ],
-            }
-        ],
-    )
+    await client.chat.completions.create(model="m", messages=[FILE_MESSAGE])
 
     assert seen[0].content == [
         {"type": "text", "text": "Summarize"},
         {"type": "file", "file_id": "file-abc"},
     ]
+
+
+async def test_file_parts_are_rejected_by_graphs_without_file_inputs(make_client):
+    client = make_client({"m": config(scripted_graph("never"))})
+
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(model="m", messages=[FILE_MESSAGE])
+
+    assert caught.value.body["param"] == "messages.[0].content.[1]"
 
 
 async def test_graph_request_carries_tools_choice_metadata_and_user(make_client):

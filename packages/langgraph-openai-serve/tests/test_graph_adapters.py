@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, TypedDict
 
+import openai
 import pytest
 from langchain_core.callbacks import AsyncCallbackHandler, AsyncCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage
@@ -93,7 +94,7 @@ async def test_custom_schema_graph_is_served_through_adapters(make_client):
 async def test_graph_output_without_messages_is_a_server_error(make_client):
     client = make_client({"ticket": config(_ticket_graph())})
 
-    with pytest.raises(Exception) as caught:
+    with pytest.raises(openai.InternalServerError) as caught:
         await client.chat.completions.create(
             model="ticket", messages=[{"role": "user", "content": "x"}]
         )

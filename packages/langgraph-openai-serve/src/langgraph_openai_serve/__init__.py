@@ -18,6 +18,7 @@ from langgraph_openai_serve.graph.request import (
     GraphRequest,
     NamedFunctionToolChoice,
 )
+from langgraph_openai_serve.graph.status import client_event, status_event
 from langgraph_openai_serve.server import LanggraphOpenaiServe
 from langgraph_openai_serve.settings import Settings
 
@@ -39,4 +40,6 @@ __all__ = [
     "RunCoordinator",
     "Settings",
     "citation_slice",
+    "client_event",
+    "status_event",
 ]

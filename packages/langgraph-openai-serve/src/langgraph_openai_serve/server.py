@@ -17,6 +17,7 @@ from langgraph_openai_serve.openai import health
 from langgraph_openai_serve.openai.chat import routes as chat_routes
 from langgraph_openai_serve.openai.errors import install_error_handlers
 from langgraph_openai_serve.openai.models import routes as model_routes
+from langgraph_openai_serve.openai.responses import routes as response_routes
 from langgraph_openai_serve.openai.state import CheckpointScope, ServeState
 from langgraph_openai_serve.settings import Settings, normalize_prefix
 
@@ -83,6 +84,7 @@ class LanggraphOpenaiServe:
         install_error_handlers(openai_app)
         openai_app.include_router(model_routes.router)
         openai_app.include_router(chat_routes.router)
+        openai_app.include_router(response_routes.router)
         openai_app.include_router(health.router)
         self.app.router.routes.append(Mount(mount_at, app=openai_app, name="openai"))
         self._wrap_lifespan()

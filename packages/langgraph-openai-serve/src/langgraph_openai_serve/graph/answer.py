@@ -42,6 +42,8 @@ class Answer:
     refusal: str | None
     citations: tuple[Citation, ...]
     tool_calls: tuple[ToolCall, ...]
+    truncated_calls: tuple[ToolCall, ...]
+    """Calls whose arguments did not parse (kept raw; never to be executed)."""
     stop: StopReason
 
     @classmethod
@@ -53,6 +55,14 @@ class Answer:
             refusal=_refusal(message),
             citations=citations_from_message(message),
             tool_calls=tuple(_tool_calls(message)),
+            truncated_calls=tuple(
+                ToolCall(
+                    id=call.get("id") or "",
+                    name=call.get("name") or "",
+                    arguments=call.get("args") or "",
+                )
+                for call in message.invalid_tool_calls
+            ),
             stop=_stop_reason(message),
         )
 

@@ -19,10 +19,13 @@ from langgraph_openai_serve.graph.answer import Answer
 from langgraph_openai_serve.graph.config import AnyGraph, GraphConfig
 from langgraph_openai_serve.graph.errors import GraphError
 from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
+from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.request import GraphRequest
+from langgraph_openai_serve.graph.status import read_status
 from langgraph_openai_serve.graph.usage import UsageCollector
 
 _STREAM_MODES: list[StreamMode] = ["messages", "values"]
+_STATUS_MODES: list[StreamMode] = ["messages", "values", "custom"]
 _FINAL_MODES: list[StreamMode] = ["values"]
 _NO_OUTPUT: Any = object()
 
@@ -56,8 +59,14 @@ async def prepare_run(
     return PreparedRun(config, graph, request, graph_input, context)
 
 
-async def run_graph(run: PreparedRun, *, stream: bool) -> AsyncIterator[RunEvent]:
+async def run_graph(
+    run: PreparedRun, *, stream: bool, statuses: bool = False
+) -> AsyncIterator[RunEvent]:
     """Drive the graph once; yield text deltas (streaming) and the completion.
+
+    With ``statuses`` (streaming only, graphs declaring
+    ``GraphFeature.CLIENT_EVENTS``) published ``status_event()`` updates are
+    yielded too.
 
     Raises:
         StreamParityError: streamed text does not equal the final text.
@@ -72,11 +81,16 @@ async def run_graph(run: PreparedRun, *, stream: bool) -> AsyncIterator[RunEvent
         run.input,
         runnable_config,
         context=run.context,
-        stream_mode=_STREAM_MODES if stream else _FINAL_MODES,
+        stream_mode=_stream_modes(run, stream=stream, statuses=statuses),
     )
     async for mode, data in parts:
         if mode == "values":
             output = data
+            continue
+        if mode == "custom":
+            status = read_status(data)
+            if status is not None:
+                yield status
             continue
         chunk, metadata = data
         if not isinstance(chunk, AIMessageChunk):
@@ -100,6 +114,16 @@ async def run_graph(run: PreparedRun, *, stream: bool) -> AsyncIterator[RunEvent
                 "check streamable_node_names, nostream tags or output_to_message."
             )
     yield RunCompleted(answer, usage.total)
+
+
+def _stream_modes(
+    run: PreparedRun, *, stream: bool, statuses: bool
+) -> list[StreamMode]:
+    if not stream:
+        return _FINAL_MODES
+    if statuses and run.config.supports(GraphFeature.CLIENT_EVENTS):
+        return _STATUS_MODES
+    return _STREAM_MODES
 
 
 async def run_to_completion(run: PreparedRun) -> RunCompleted:

@@ -31,6 +31,9 @@ _UNSUPPORTED_HINTS = {
     "functions": "The deprecated 'functions' parameter is not supported; use 'tools'.",
     "function_call": "The deprecated 'function_call' parameter is not supported; "
     "use 'tool_choice'.",
+    "conversation": "LGOS keeps no conversations; replay the previous output items "
+    "in 'input' instead.",
+    "text": "Structured output is not supported; graphs return plain text.",
 }
 _GENERATION_CONTROLS = frozenset(
     {
@@ -49,9 +52,21 @@ _GENERATION_CONTROLS = frozenset(
         "seed",
         "reasoning_effort",
         "response_format",
+        "reasoning",
+        "truncation",
+        "service_tier",
+        "stream_options",
+        "prompt",
+        "prompt_cache_key",
+        "prompt_cache_retention",
+        "prompt_cache_options",
+        "context_management",
     }
 )
 _QUOTED = re.compile(r"'([^']+)'")
+# Among errors at the same depth, the one that says most about the client's
+# mistake wins: a wrong literal over an unsupported field over a missing one.
+_ERROR_RANK = {"literal_error": 3, "extra_forbidden": 2, "missing": 1}
 
 
 def error_body(
@@ -195,10 +210,12 @@ def _validation_response(exc: RequestValidationError) -> Response:
         ((error, wire_param(error["loc"], body)) for error in errors),
         key=lambda pair: (
             len((pair[1] or "").split(".")),
-            pair[0]["type"] == "extra_forbidden",  # an unsupported field wins
+            _ERROR_RANK.get(pair[0]["type"], 0),
         ),
     )
-    if first["type"] == "union_tag_invalid":
+    if first["type"] == "item_type_invalid":
+        param = f"{param}.type" if param else "type"
+    elif first["type"] == "union_tag_invalid":
         ctx: Any = first.get("ctx") or {}
         key = _QUOTED.search(str(ctx.get("discriminator", "")))
         if key:
@@ -241,7 +258,7 @@ def wire_param(loc: Sequence[int | str], body: Any) -> str | None:
             if part in node:
                 parts.append(part)
                 node = node[part]
-            elif index == len(items) - 1:
+            elif index == len(items) - 1 and part.isidentifier():
                 parts.append(part)  # a missing field
             # otherwise ``part`` is a union tag, not a key the client wrote
         elif isinstance(node, list) and isinstance(part, int):

@@ -24,13 +24,14 @@ from langgraph_openai_serve.openai.chat import schemas
 
 
 def decode_chat_request(
-    body: schemas.ChatCompletionRequest,
+    body: schemas.ChatCompletionRequest, *, file_inputs: bool
 ) -> tuple[GraphRequest, list[BaseMessage]]:
     """Normalize one validated request for the graph layer.
 
     Raises:
         InvalidRequestError: the messages are well-formed JSON but not a valid
-            conversation (bad tool-call arguments, unanswered tool results).
+            conversation (bad tool-call arguments, unanswered tool results), or
+            files are sent to a graph that does not declare ``FILE_INPUTS``.
     """
     request = GraphRequest(
         model=body.model,
@@ -48,7 +49,7 @@ def decode_chat_request(
         tool_choice=_tool_choice(body.tool_choice),
         parallel_tool_calls=body.parallel_tool_calls,
     )
-    return request, _messages(body.messages)
+    return request, _messages(body.messages, file_inputs=file_inputs)
 
 
 def _tool_choice(
@@ -59,7 +60,7 @@ def _tool_choice(
     return choice  # type: ignore[return-value]
 
 
-def _messages(messages: list[Any]) -> list[BaseMessage]:
+def _messages(messages: list[Any], *, file_inputs: bool) -> list[BaseMessage]:
     converted: list[BaseMessage] = []
     open_calls: set[str] = set()
     for index, message in enumerate(messages):
@@ -79,11 +80,8 @@ def _messages(messages: list[Any]) -> list[BaseMessage]:
                     )
                 )
             case schemas.UserMessage():
-                converted.append(
-                    HumanMessage(
-                        content=_user_content(message.content), name=message.name
-                    )
-                )
+                content = _user_content(message.content, index, file_inputs)
+                converted.append(HumanMessage(content=content, name=message.name))
             case schemas.AssistantMessage():
                 ai = _assistant(message, index)
                 open_calls = {call["id"] for call in ai.tool_calls if call["id"]}
@@ -111,15 +109,21 @@ def _text_content(content: str | list[schemas.TextPart]) -> Any:
     return [{"type": "text", "text": part.text} for part in content]
 
 
-def _user_content(content: str | list[Any]) -> Any:
+def _user_content(content: str | list[Any], index: int, file_inputs: bool) -> Any:
     if isinstance(content, str):
         return content
-    return [
-        {"type": "text", "text": part.text}
-        if isinstance(part, schemas.TextPart)
-        else {"type": "file", "file_id": part.file.file_id}
-        for part in content
-    ]
+    blocks: list[dict[str, Any]] = []
+    for position, part in enumerate(content):
+        if isinstance(part, schemas.TextPart):
+            blocks.append({"type": "text", "text": part.text})
+        elif not file_inputs:
+            raise InvalidRequestError(
+                "This model does not accept file inputs.",
+                param=f"messages.[{index}].content.[{position}]",
+            )
+        else:
+            blocks.append({"type": "file", "file_id": part.file.file_id})
+    return blocks
 
 
 def _assistant(message: schemas.AssistantMessage, index: int) -> AIMessage:

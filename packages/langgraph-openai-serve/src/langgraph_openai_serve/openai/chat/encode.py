@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from langgraph_openai_serve.graph.answer import Answer
-from langgraph_openai_serve.graph.events import RunEvent, TextDelta
+from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
 from langgraph_openai_serve.graph.usage import Usage
 from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE, error_body
 from langgraph_openai_serve.openai.jsonbody import dumps
@@ -173,8 +173,9 @@ async def stream_frames(
         async for event in events:
             if type(event) is TextDelta:
                 yield encoder.text(event.text)
-            else:
-                yield encoder.finish(event.answer, event.usage)  # type: ignore[union-attr]
+            elif type(event) is RunCompleted:
+                yield encoder.finish(event.answer, event.usage)
+            # Chat Completions carries no commentary: statuses are dropped.
     except Exception:
         logger.exception("chat.stream_failed")
         yield encoder.error()

@@ -44,7 +44,9 @@ async def create_chat_completion(
             "The 'stream_options' parameter is only allowed when 'stream' is true.",
             param="stream_options",
         )
-    graph_request, messages = decode_chat_request(body)
+    graph_request, messages = decode_chat_request(
+        body, file_inputs=config.supports(GraphFeature.FILE_INPUTS)
+    )
     run = await prepare_run(config, graph_request, messages)
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)

@@ -1,0 +1,304 @@
+"""Run events -> the typed Responses event stream.
+
+``ResponseStreamEncoder`` holds one stream's state: the sequence number, the
+output items in output-index order and the open final-answer message. Text
+deltas are spliced into a byte template shaped once per message, so a token
+costs one ``json.dumps`` of its text.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+from langgraph_openai_serve.graph.answer import Answer
+from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
+from langgraph_openai_serve.graph.status import StatusUpdate
+from langgraph_openai_serve.graph.usage import Usage
+from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE
+from langgraph_openai_serve.openai.jsonbody import dumps
+from langgraph_openai_serve.openai.responses.items import (
+    ResponseShell,
+    answer_status,
+    calls_of,
+    function_call_item,
+    incomplete_details,
+    message_item,
+    new_id,
+    refusal_part,
+    text_part,
+)
+
+logger = logging.getLogger("langgraph_openai_serve")
+
+
+class _OpenMessage:
+    """The final-answer message while its text streams."""
+
+    __slots__ = ("index", "item", "parts", "prefix", "suffix")
+
+    def __init__(self, item: dict[str, Any], index: int) -> None:
+        self.item = item
+        self.index = index
+        self.parts: list[str] = []
+        head = (
+            'event: response.output_text.delta\ndata: {"type":'
+            '"response.output_text.delta","item_id":'
+            f'"{item["id"]}","output_index":{index},"content_index":0,'
+            '"logprobs":[],"sequence_number":'
+        )
+        self.prefix = head.encode()
+        self.suffix = b"}\n\n"
+
+
+class ResponseStreamEncoder:
+    """The frames of one streamed Response."""
+
+    def __init__(self, shell: ResponseShell) -> None:
+        self.shell = shell
+        self.sequence = -1
+        self.output: list[dict[str, Any]] = []
+        self.answer: _OpenMessage | None = None
+
+    def _event(self, type_: str, fields: dict[str, Any]) -> bytes:
+        self.sequence += 1
+        payload = {"type": type_, **fields, "sequence_number": self.sequence}
+        return f"event: {type_}\ndata: {dumps(payload)}\n\n".encode()
+
+    def _add_item(self, item: dict[str, Any]) -> tuple[int, bytes]:
+        index = len(self.output)
+        self.output.append(item)
+        frame = self._event(
+            "response.output_item.added", {"output_index": index, "item": item}
+        )
+        return index, frame
+
+    def start(self) -> bytes:
+        """``response.created`` and ``response.in_progress``."""
+        snapshot = self.shell.body("in_progress", [])
+        return self._event("response.created", {"response": snapshot}) + self._event(
+            "response.in_progress", {"response": snapshot}
+        )
+
+    def status(self, update: StatusUpdate) -> bytes:
+        """A visible status as its own completed commentary message."""
+        if update.hidden or not update.description:
+            return b""
+        item = message_item(new_id("msg"), [], "in_progress", "commentary")
+        index, added = self._add_item(item)
+        part = text_part(update.description)
+        frames = [
+            added,
+            *self._text_part_events(item["id"], index, 0, part, [update.description]),
+        ]
+        item["content"] = [part]
+        item["status"] = "completed"
+        frames.append(
+            self._event(
+                "response.output_item.done", {"output_index": index, "item": item}
+            )
+        )
+        return b"".join(frames)
+
+    def _text_part_events(
+        self,
+        item_id: str,
+        index: int,
+        content_index: int,
+        part: dict[str, Any],
+        deltas: list[str],
+    ) -> list[bytes]:
+        where = {
+            "item_id": item_id,
+            "output_index": index,
+            "content_index": content_index,
+        }
+        frames = [
+            self._event("response.content_part.added", {**where, "part": text_part("")})
+        ]
+        frames.extend(
+            self._event(
+                "response.output_text.delta", {**where, "delta": delta, "logprobs": []}
+            )
+            for delta in deltas
+        )
+        frames.extend(self._text_done(where, part))
+        return frames
+
+    def _text_done(self, where: dict[str, Any], part: dict[str, Any]) -> list[bytes]:
+        frames = [
+            self._event(
+                "response.output_text.annotation.added",
+                {**where, "annotation_index": position, "annotation": note},
+            )
+            for position, note in enumerate(part["annotations"])
+        ]
+        frames.append(
+            self._event(
+                "response.output_text.done",
+                {**where, "text": part["text"], "logprobs": []},
+            )
+        )
+        frames.append(
+            self._event("response.content_part.done", {**where, "part": part})
+        )
+        return frames
+
+    def text(self, delta: str) -> bytes:
+        """One answer text delta (opening the answer message on the first)."""
+        frames = b""
+        message = self.answer
+        if message is None:
+            item = message_item(new_id("msg"), [], "in_progress", "final_answer")
+            index, added = self._add_item(item)
+            message = self.answer = _OpenMessage(item, index)
+            frames = added + self._event(
+                "response.content_part.added",
+                {
+                    "item_id": item["id"],
+                    "output_index": index,
+                    "content_index": 0,
+                    "part": text_part(""),
+                },
+            )
+        message.parts.append(delta)
+        self.sequence += 1
+        return (
+            frames
+            + message.prefix
+            + str(self.sequence).encode()
+            + b',"delta":'
+            + dumps(delta).encode()
+            + message.suffix
+        )
+
+    def finish(self, answer: Answer, usage: Usage | None) -> bytes:
+        """Close the answer, emit function calls and the terminal event."""
+        status = answer_status(answer)
+        frames = self._finish_message(answer, status)
+        for call, call_status in calls_of(answer):
+            item = function_call_item(new_id("fc"), call, "in_progress", arguments="")
+            index, added = self._add_item(item)
+            where = {"item_id": item["id"], "output_index": index}
+            frames.append(added)
+            frames.append(
+                self._event(
+                    "response.function_call_arguments.delta",
+                    {**where, "delta": call.arguments},
+                )
+            )
+            frames.append(
+                self._event(
+                    "response.function_call_arguments.done",
+                    {**where, "name": call.name, "arguments": call.arguments},
+                )
+            )
+            item.update(arguments=call.arguments, status=call_status)
+            frames.append(
+                self._event(
+                    "response.output_item.done", {"output_index": index, "item": item}
+                )
+            )
+        incomplete = incomplete_details(answer)
+        final = self.shell.body(status, self.output, usage=usage, incomplete=incomplete)
+        terminal = (
+            "response.completed" if status == "completed" else "response.incomplete"
+        )
+        frames.append(self._event(terminal, {"response": final}))
+        return b"".join(frames)
+
+    def _finish_message(self, answer: Answer, status: str) -> list[bytes]:
+        message = self.answer
+        needs_message = bool(answer.text or answer.refusal or not answer.tool_calls)
+        if message is None and not needs_message:
+            return []
+        frames: list[bytes] = []
+        if message is None:
+            item = message_item(new_id("msg"), [], "in_progress", "final_answer")
+            index, added = self._add_item(item)
+            message = self.answer = _OpenMessage(item, index)
+            frames.append(added)
+        item, index = message.item, message.index
+        content: list[dict[str, Any]] = []
+        if answer.text or message.parts or not answer.refusal:
+            part = text_part(answer.text, answer.citations)
+            where = {"item_id": item["id"], "output_index": index, "content_index": 0}
+            if not message.parts:
+                frames.append(
+                    self._event(
+                        "response.content_part.added", {**where, "part": text_part("")}
+                    )
+                )
+            frames.extend(self._text_done(where, part))
+            content.append(part)
+        if answer.refusal:
+            where = {
+                "item_id": item["id"],
+                "output_index": index,
+                "content_index": len(content),
+            }
+            part = refusal_part(answer.refusal)
+            frames.append(
+                self._event(
+                    "response.content_part.added", {**where, "part": refusal_part("")}
+                )
+            )
+            frames.append(
+                self._event(
+                    "response.refusal.delta", {**where, "delta": answer.refusal}
+                )
+            )
+            frames.append(
+                self._event(
+                    "response.refusal.done", {**where, "refusal": answer.refusal}
+                )
+            )
+            frames.append(
+                self._event("response.content_part.done", {**where, "part": part})
+            )
+            content.append(part)
+        item["content"] = content
+        item["status"] = status
+        frames.append(
+            self._event(
+                "response.output_item.done", {"output_index": index, "item": item}
+            )
+        )
+        self.answer = None
+        return frames
+
+    def fail(self) -> bytes:
+        """``error`` then ``response.failed`` keeping partial output."""
+        message = self.answer
+        if message is not None:
+            message.item["content"] = [text_part("".join(message.parts))]
+        for item in self.output:
+            if item["status"] == "in_progress":
+                item["status"] = "incomplete"
+        error = {"code": "server_error", "message": INTERNAL_ERROR_MESSAGE}
+        failed = self.shell.body("failed", self.output, error=error)
+        return self._event(
+            "error",
+            {"code": "server_error", "message": INTERNAL_ERROR_MESSAGE, "param": None},
+        ) + self._event("response.failed", {"response": failed})
+
+
+async def stream_frames(
+    events: AsyncIterator[RunEvent], encoder: ResponseStreamEncoder
+) -> AsyncIterator[bytes]:
+    """Encode a run; a failure ends with ``error`` and ``response.failed``."""
+    yield encoder.start()
+    try:
+        async for event in events:
+            if type(event) is TextDelta:
+                yield encoder.text(event.text)
+            elif type(event) is StatusUpdate:
+                frame = encoder.status(event)
+                if frame:
+                    yield frame
+            elif type(event) is RunCompleted:
+                yield encoder.finish(event.answer, event.usage)
+    except Exception:
+        logger.exception("responses.stream_failed")
+        yield encoder.fail()

@@ -1,0 +1,213 @@
+"""Responses output items and the Response object, as plain dicts.
+
+Both the non-streaming route and the stream encoder build items here, so a
+streamed response's terminal object equals what a non-streaming request for
+the same answer returns (apart from ids and commentary).
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from langgraph_openai_serve.graph.answer import Answer, ToolCall
+from langgraph_openai_serve.graph.citations import Citation
+from langgraph_openai_serve.graph.usage import Usage
+from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
+
+ItemStatus = Literal["in_progress", "completed", "incomplete"]
+Phase = Literal["commentary", "final_answer"]
+
+_INCOMPLETE_REASONS = {
+    "length": "max_output_tokens",
+    "content_filter": "content_filter",
+}
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def annotation(citation: Citation) -> dict[str, Any]:
+    return {
+        "type": "url_citation",
+        "url": citation.url,
+        "title": citation.title,
+        "start_index": citation.start_index,
+        "end_index": citation.end_index,
+    }
+
+
+def text_part(text: str, citations: tuple[Citation, ...] = ()) -> dict[str, Any]:
+    return {
+        "type": "output_text",
+        "text": text,
+        "annotations": [annotation(c) for c in citations],
+        "logprobs": [],
+    }
+
+
+def refusal_part(refusal: str) -> dict[str, Any]:
+    return {"type": "refusal", "refusal": refusal}
+
+
+def message_item(
+    item_id: str, content: list[dict[str, Any]], status: ItemStatus, phase: Phase
+) -> dict[str, Any]:
+    return {
+        "id": item_id,
+        "type": "message",
+        "role": "assistant",
+        "status": status,
+        "phase": phase,
+        "content": content,
+    }
+
+
+def function_call_item(
+    item_id: str, call: ToolCall, status: ItemStatus, arguments: str | None = None
+) -> dict[str, Any]:
+    return {
+        "id": item_id,
+        "type": "function_call",
+        "status": status,
+        "call_id": call.id,
+        "name": call.name,
+        "arguments": call.arguments if arguments is None else arguments,
+    }
+
+
+def answer_status(answer: Answer) -> ItemStatus:
+    return "completed" if answer.stop == "complete" else "incomplete"
+
+
+def incomplete_details(answer: Answer) -> dict[str, str] | None:
+    reason = _INCOMPLETE_REASONS.get(answer.stop)
+    return {"reason": reason} if reason else None
+
+
+def answer_content(answer: Answer) -> list[dict[str, Any]]:
+    """The final-answer message content, or [] when there is no message."""
+    content: list[dict[str, Any]] = []
+    if answer.text or not (answer.refusal or answer.tool_calls):
+        content.append(text_part(answer.text, answer.citations))
+    if answer.refusal:
+        content.append(refusal_part(answer.refusal))
+    return content
+
+
+def calls_of(answer: Answer) -> list[tuple[ToolCall, ItemStatus]]:
+    """Function calls to return; truncated ones only on incomplete answers."""
+    status = answer_status(answer)
+    calls = [(call, status) for call in answer.tool_calls]
+    if status == "incomplete":
+        calls.extend((call, "incomplete") for call in answer.truncated_calls)
+    return calls
+
+
+def answer_items(answer: Answer) -> list[dict[str, Any]]:
+    """The output items of a non-streaming response."""
+    items: list[dict[str, Any]] = []
+    content = answer_content(answer)
+    if content:
+        items.append(
+            message_item(new_id("msg"), content, answer_status(answer), "final_answer")
+        )
+    items.extend(
+        function_call_item(new_id("fc"), call, status)
+        for call, status in calls_of(answer)
+    )
+    return items
+
+
+def usage_body(usage: Usage | None) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    return {
+        "input_tokens": usage.input_tokens,
+        "input_tokens_details": {
+            "cached_tokens": usage.cached_input_tokens,
+            "cache_write_tokens": 0,
+        },
+        "output_tokens": usage.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
+        "total_tokens": usage.total_tokens,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseShell:
+    """The request-derived fields every Response object of one request shares."""
+
+    id: str
+    created_at: int
+    model: str
+    instructions: str | None
+    metadata: dict[str, str]
+    user: str | None
+    tools: list[dict[str, Any]]
+    tool_choice: Any
+    parallel_tool_calls: bool
+
+    @classmethod
+    def for_request(cls, body: ResponseCreateRequest) -> ResponseShell:
+        choice = body.tool_choice
+        return cls(
+            id=new_id("resp"),
+            created_at=int(time.time()),
+            model=body.model,
+            instructions=body.instructions,
+            metadata=dict(body.metadata or {}),
+            user=body.user,
+            tools=[tool.model_dump(exclude_none=True) for tool in body.tools or ()],
+            tool_choice=choice.model_dump()
+            if choice is not None and not isinstance(choice, str)
+            else (choice or "auto"),
+            parallel_tool_calls=(
+                True if body.parallel_tool_calls is None else body.parallel_tool_calls
+            ),
+        )
+
+    def body(
+        self,
+        status: str,
+        output: list[dict[str, Any]],
+        *,
+        usage: Usage | None = None,
+        error: dict[str, str] | None = None,
+        incomplete: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
+        """A complete Response object in ``status``."""
+        return {
+            "id": self.id,
+            "object": "response",
+            "created_at": self.created_at,
+            "status": status,
+            "background": False,
+            "error": error,
+            "incomplete_details": incomplete,
+            "instructions": self.instructions,
+            "metadata": self.metadata,
+            "model": self.model,
+            "output": output,
+            "parallel_tool_calls": self.parallel_tool_calls,
+            "previous_response_id": None,
+            "store": False,
+            "text": {"format": {"type": "text"}},
+            "tool_choice": self.tool_choice,
+            "tools": self.tools,
+            "usage": usage_body(usage),
+            "user": self.user,
+        }
+
+    def final_body(self, answer: Answer, usage: Usage | None) -> dict[str, Any]:
+        """The non-streaming Response for ``answer``."""
+        status = answer_status(answer)
+        return self.body(
+            status,
+            answer_items(answer),
+            usage=usage,
+            incomplete=incomplete_details(answer),
+        )

@@ -1,0 +1,171 @@
+"""The supported subset of the Responses create request, strictly validated.
+
+Unknown fields fail. A few fields real clients send with harmless values are
+accepted only with those values: ``include: []`` (the Agents SDK), ``store``
+false, and the null ``caller`` / ``namespace`` / ``parsed`` / ``async`` fields
+of replayed SDK output items.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+)
+
+from langgraph_openai_serve.openai.metadata import check_metadata
+
+RESPONSES_RESERVED_KEYS = frozenset({"lgos_settings", "lgos_run_id"})
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class InputText(_Strict):
+    type: Literal["input_text"]
+    text: str
+
+
+class InputFile(_Strict):
+    type: Literal["input_file"]
+    file_id: str = Field(min_length=1)
+
+
+class UrlCitation(_Strict):
+    type: Literal["url_citation"]
+    url: str
+    title: str = ""
+    start_index: int = Field(ge=0)
+    end_index: int = Field(ge=0)
+
+
+class OutputText(_Strict):
+    type: Literal["output_text"]
+    text: str
+    annotations: list[UrlCitation] = Field(default_factory=list)
+    logprobs: list[Any] | None = None
+    parsed: None = None
+
+
+class Refusal(_Strict):
+    type: Literal["refusal"]
+    refusal: str
+
+
+ContentPart = Annotated[
+    InputText | InputFile | OutputText | Refusal, Field(discriminator="type")
+]
+
+
+class Message(_Strict):
+    """An input message, or an assistant output message being replayed."""
+
+    type: Literal["message"] | None = None
+    role: Literal["user", "system", "developer", "assistant"]
+    content: str | list[ContentPart]
+    id: str | None = None
+    status: Literal["in_progress", "completed", "incomplete"] | None = None
+    phase: Literal["commentary", "final_answer"] | None = None
+
+
+class DirectCaller(_Strict):
+    type: Literal["direct"]
+
+
+class FunctionCall(_Strict):
+    type: Literal["function_call"]
+    call_id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    arguments: str
+    id: str | None = None
+    status: Literal["in_progress", "completed", "incomplete"] | None = None
+    caller: DirectCaller | None = None
+    namespace: None = None
+    async_: None = Field(default=None, alias="async")
+
+
+class FunctionCallOutput(_Strict):
+    type: Literal["function_call_output"]
+    call_id: str = Field(min_length=1)
+    output: str
+    id: str | None = None
+    status: Literal["in_progress", "completed", "incomplete"] | None = None
+
+
+def _item_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return str(value.get("type") or "message")
+    return str(getattr(value, "type", None) or "message")
+
+
+# Messages may omit ``type`` (the "easy" input form), so the item kind is
+# computed; ``openai/errors.py`` points ``item_type_invalid`` at ``type``.
+InputItem = Annotated[
+    Annotated[Message, Tag("message")]
+    | Annotated[FunctionCall, Tag("function_call")]
+    | Annotated[FunctionCallOutput, Tag("function_call_output")],
+    Discriminator(
+        _item_kind,
+        custom_error_type="item_type_invalid",
+        custom_error_message="unsupported input item type",
+    ),
+]
+
+
+class FunctionTool(_Strict):
+    type: Literal["function"]
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+
+class NamedFunctionChoice(_Strict):
+    type: Literal["function"]
+    name: str
+
+
+class ResponseCreateRequest(_Strict):
+    """``POST /responses``, as far as LGOS supports it."""
+
+    model: str
+    input: str | list[InputItem]
+    instructions: str | None = None
+    metadata: dict[str, str] | None = None
+    user: str | None = None
+    tools: list[Annotated[FunctionTool, Field(discriminator="type")]] | None = None
+    tool_choice: Literal["none", "auto", "required"] | NamedFunctionChoice | None = None
+    parallel_tool_calls: bool | None = None
+    stream: bool | None = False
+    store: bool | None = None
+    include: list[str] | None = None
+    previous_response_id: str | None = None
+    background: bool | None = None
+
+    @field_validator("metadata")
+    @classmethod
+    def _metadata(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        return check_metadata(value, reserved=RESPONSES_RESERVED_KEYS)
+
+    @field_validator("store")
+    @classmethod
+    def _store(cls, value: bool | None) -> bool | None:
+        if value:
+            raise ValueError(
+                "LGOS does not store responses; omit 'store' or set it to false"
+            )
+        return value
+
+    @field_validator("include")
+    @classmethod
+    def _include(cls, value: list[str] | None) -> list[str] | None:
+        if value:
+            raise ValueError("LGOS supports no 'include' values; send [] or omit it")
+        return value
