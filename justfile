@@ -3,7 +3,7 @@
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
 # Workspace members that carry tests (each has its own tests/ folder).
-members := "packages/langgraph-openai-serve demos"
+members := "packages/langgraph-openai-serve services/model-sync demos"
 
 # uv sets UV to its own path in `uv run`; fall back to the one on PATH.
 uv := env("UV", "uv")
@@ -18,7 +18,7 @@ up host="127.0.0.1" port="8000":
     {{uv}} run lgos-demo-api --host {{host}} --port {{port}}
 
 # Lint, type-check, then run every member's tests
-test: lint
+test: lint tools
     #!/usr/bin/env bash
     set -euo pipefail
     for member in {{members}}; do
@@ -30,9 +30,13 @@ test: lint
 lint:
     {{uv}} run --frozen ruff check .
     {{uv}} run --frozen ruff format --check .
-    {{uv}} run --frozen mypy packages/langgraph-openai-serve/src demos/src
+    {{uv}} run --frozen mypy packages/langgraph-openai-serve/src services/model-sync/src demos/src
 
 # Format and auto-fix
 fmt:
     {{uv}} run --frozen ruff format .
     {{uv}} run --frozen ruff check --fix .
+
+# Isolated tool environments the tests start (LiteLLM, pinned, outside the lock)
+tools:
+    UV={{uv}} bash scripts/install-litellm.sh

@@ -1,0 +1,365 @@
+"""Test helpers: real servers and a real LiteLLM proxy for the sync's tests.
+
+* ``ThreadServer`` — uvicorn serving an ASGI app from a thread.
+* The LGOS test app — the core library serving three graphs behind a
+  bearer-key check like a production deployment's; the registry can change
+  while it runs (a graph "removed from LGOS").
+* ``CatalogServer`` — answers whatever a test sets, for the malformed
+  catalogs LGOS itself would never serve.
+* ``LiteLLMProxy`` — LiteLLM from ``.tools/litellm``
+  (``scripts/install-litellm.sh``), kept offline.
+
+The fixtures that use them are in ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import secrets
+import socket
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import httpx
+import pytest
+import uvicorn
+from fastapi import FastAPI, Request
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph_openai_serve import (
+    ClientSettings,
+    GraphConfig,
+    GraphFeature,
+    GraphRegistry,
+    LanggraphOpenaiServe,
+)
+from langgraph_openai_serve.testing import ScriptedChatModel
+from lgos_model_sync.cli import run
+from openai import OpenAI
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+LITELLM_BIN = REPO_ROOT / ".tools" / "litellm" / "bin" / "litellm"
+KEY_ENV = "LGOS_MODEL_SYNC_TEST_KEY"
+LGOS_KEY = "lgos-test-" + secrets.token_hex(8)
+PREFIX = "lgos"
+
+# Keeps LiteLLM off the network: the cost map, beta headers, blog posts,
+# router presets and policy templates otherwise come from the internet, and
+# DEV mode reads a .env from the working directory.
+LITELLM_OFFLINE_ENV = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS": "True",
+    "LITELLM_LOCAL_BLOG_POSTS": "True",
+    "LITELLM_LOCAL_AUTOROUTER_PRESETS": "True",
+    "LITELLM_LOCAL_POLICY_TEMPLATES": "True",
+    "LITELLM_MODE": "PRODUCTION",
+    "LITELLM_DONT_SHOW_FEEDBACK_BOX": "True",
+}
+_STARTUP_TIMEOUT = 120.0
+
+
+# ---------------------------------------------------------------- servers
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class ThreadServer:
+    """uvicorn serving an ASGI app from a thread, on a port it bound itself."""
+
+    def __init__(self, app: Any) -> None:
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self.port: int = self._socket.getsockname()[1]
+        config = uvicorn.Config(app, log_level="warning", lifespan="on")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> ThreadServer:
+        self._thread.start()
+        deadline = time.monotonic() + 15
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the test server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=15)
+        self._socket.close()
+
+
+# ---------------------------------------------------------------- LGOS
+
+
+class Tuned(ClientSettings):
+    """Settings a client may change: they make ``lgos.client_settings``."""
+
+    audience: Literal["general", "beginner", "expert"] = "general"
+    use_history: bool = False
+
+
+def _echo_graph(name: str, context_schema: type[ClientSettings] | None = None) -> Any:
+    def reply(messages: list[BaseMessage]) -> AIMessage:
+        said = next(
+            (m.text for m in reversed(messages) if isinstance(m, HumanMessage)), ""
+        )
+        return AIMessage(content=f"{name} heard: {said}")
+
+    model = ScriptedChatModel(responder=reply)
+
+    async def answer(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState, context_schema=context_schema)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "answer")
+    builder.add_edge("answer", END)
+    return builder.compile(name=name)
+
+
+def build_registry() -> GraphRegistry:
+    return GraphRegistry(
+        registry={
+            "echo": GraphConfig(
+                graph=_echo_graph("echo"), description="Echoes the last message."
+            ),
+            # Quoting traps for YAML (a colon, quotes, 'yes', a line break,
+            # non-ASCII) and every discovery field, client settings included.
+            "tuned": GraphConfig(
+                graph=_echo_graph("tuned", Tuned),
+                description="Tuned: 'single' \"double\" — yes\nsecond line: on",
+                features=frozenset(
+                    {GraphFeature.CLIENT_EVENTS, GraphFeature.FILE_INPUTS}
+                ),
+                server_tools=("web_search",),
+                client_tools=("display_file",),
+                client_settings=Tuned,
+            ),
+            "retiring": GraphConfig(
+                graph=_echo_graph("retiring"), description="Removed by a test."
+            ),
+        }
+    )
+
+
+def create_lgos_app(registry: GraphRegistry, api_key: str) -> FastAPI:
+    app = FastAPI()
+
+    @app.middleware("http")
+    async def require_key(request: Request, call_next: Any) -> Any:
+        # Proves the sync (and LiteLLM) send the deployment's key.
+        if request.headers.get("authorization") != f"Bearer {api_key}":
+            return JSONResponse({"error": {"message": "bad key"}}, status_code=401)
+        return await call_next(request)
+
+    LanggraphOpenaiServe(graphs=registry, app=app).bind_openai_api()
+    return app
+
+
+@dataclass
+class LgosServer:
+    registry: GraphRegistry
+    base_url: str
+    api_key: str
+
+    def get(self, path: str) -> Any:
+        response = httpx.get(
+            self.base_url + path, headers={"Authorization": f"Bearer {self.api_key}"}
+        )
+        response.raise_for_status()
+        return response.json()
+
+    def model_ids(self) -> list[str]:
+        return [model["id"] for model in self.get("/models")["data"]]
+
+    def remove(self, model_id: str) -> None:
+        self.registry.registry = {
+            name: config
+            for name, config in self.registry.registry.items()
+            if name != model_id
+        }
+
+
+# ---------------------------------------------------------------- catalog
+
+
+@dataclass
+class CatalogServer:
+    """Answers ``GET <path>`` with whatever a test put in ``answers``."""
+
+    base_url: str = ""
+    answers: dict[str, tuple[int, bytes]] = field(default_factory=dict)
+
+    def serve(self, answers: dict[str, tuple[int, bytes]]) -> None:
+        self.answers = answers
+
+    def app(self) -> Starlette:
+        async def answer(request: Request) -> Response:
+            status, body = self.answers.get(request.url.path, (404, b"{}"))
+            return Response(body, status_code=status, media_type="application/json")
+
+        return Starlette(routes=[Route("/{path:path}", answer)])
+
+
+# ---------------------------------------------------------------- the CLI
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one in-process run of the command returned and printed."""
+
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(*argv: str, environ: dict[str, str] | None = None) -> Outcome:
+    """Run ``lgos-model-sync`` in-process; the test key is in its environment."""
+    out, err = io.StringIO(), io.StringIO()
+    env = {KEY_ENV: LGOS_KEY} if environ is None else environ
+    code = run(list(argv), environ=env, stdout=out, stderr=err)
+    return Outcome(code, out.getvalue(), err.getvalue())
+
+
+def deployment_spec(base_url: str, name: str = "main", prefix: str = PREFIX) -> str:
+    return f"{name}={prefix},{base_url},{KEY_ENV}"
+
+
+# ---------------------------------------------------------------- LiteLLM
+
+
+class LiteLLMProxy:
+    """A real LiteLLM proxy process on ``config``; restart to reload it."""
+
+    def __init__(self, config: Path, workdir: Path, startups: list[float]) -> None:
+        self.config = config
+        self.workdir = workdir
+        self.port = free_port()
+        self.master_key = "sk-lgos-test-" + secrets.token_hex(12)
+        self.startups = startups
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log = workdir / "litellm.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        env = {
+            **os.environ,
+            **LITELLM_OFFLINE_ENV,
+            "LITELLM_MASTER_KEY": self.master_key,
+            KEY_ENV: LGOS_KEY,
+        }
+        # No database mode (Prisma cannot start offline) and no stray provider.
+        for name in ("DATABASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
+            env.pop(name, None)
+        command = [str(LITELLM_BIN), "--config", str(self.config)]
+        command += ["--host", "127.0.0.1", "--port", str(self.port)]
+        started = time.monotonic()
+        with self._log.open("ab") as log:
+            self._process = subprocess.Popen(
+                command, cwd=self.workdir, env=env, stdout=log, stderr=log
+            )
+        self._wait_ready(started)
+        self.startups.append(time.monotonic() - started)
+
+    def _wait_ready(self, started: float) -> None:
+        assert self._process is not None
+        while time.monotonic() - started < _STARTUP_TIMEOUT:
+            if self._process.poll() is not None:
+                pytest.fail(f"LiteLLM exited during startup:\n{self.log_tail()}")
+            try:
+                if httpx.get(f"{self.url}/health/liveliness", timeout=2).is_success:
+                    return
+            except httpx.TransportError:
+                pass
+            time.sleep(0.25)
+        self.stop()
+        pytest.fail(
+            f"LiteLLM did not start in {_STARTUP_TIMEOUT} s:\n{self.log_tail()}"
+        )
+
+    def stop(self) -> None:
+        if self._process is None:
+            return
+        self._process.terminate()
+        try:
+            self._process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait(timeout=10)
+        self._process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.port = free_port()
+        self.start()
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = self._log.read_text(errors="replace") if self._log.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def model_info(self) -> dict[str, dict[str, Any]]:
+        """``GET /model/info`` as ``{model_name: model_info}``."""
+        response = httpx.get(
+            f"{self.url}/model/info",
+            headers={"Authorization": f"Bearer {self.master_key}"},
+            timeout=10,
+        )
+        response.raise_for_status()
+        return {
+            item["model_name"]: item["model_info"] for item in response.json()["data"]
+        }
+
+    def openai(self) -> OpenAI:
+        return OpenAI(
+            base_url=f"{self.url}/v1",
+            api_key=self.master_key,
+            max_retries=0,
+            timeout=30,
+        )
+
+
+def unowned_entry(lgos_base_url: str) -> str:
+    """A hand-written entry (with a comment and flow style) no sync owns."""
+    return (
+        "  - model_name: handwritten/echo   # kept by hand\n"
+        "    litellm_params: {model: openai/echo, api_base: "
+        f'"{lgos_base_url}", api_key: os.environ/{KEY_ENV}}}\n'
+        "    model_info:\n"
+        "      note: 'written by a person'\n"
+    )
+
+
+def seed_config(lgos_base_url: str) -> str:
+    return (
+        "# LiteLLM configuration for the model-sync tests\n"
+        "model_list:\n"
+        f"{unowned_entry(lgos_base_url)}"
+        "\n"
+        "litellm_settings:\n"
+        "  drop_params: true   # other keys stay as written\n"
+        "general_settings:\n"
+        "  master_key: os.environ/LITELLM_MASTER_KEY\n"
+    )
