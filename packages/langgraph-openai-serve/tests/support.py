@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import BaseMessage
@@ -11,6 +14,8 @@ from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph_openai_serve import GraphConfig
 from langgraph_openai_serve.testing import Reply, ScriptedChatModel
+
+GOLDEN = Path(__file__).parent / "golden"
 
 
 def one_node_graph(node: Any, *, name: str = "agent") -> Any:
@@ -89,3 +94,31 @@ def sse_events(transcript: str) -> list[dict[str, Any]]:
         assert data["type"] == name
         events.append(data)
     return events
+
+
+def assert_golden(name: str, transcript: str) -> None:
+    """Compare with ``golden/<name>``; ``LGOS_UPDATE_GOLDEN=1`` rewrites it."""
+    path = GOLDEN / name
+    if os.environ.get("LGOS_UPDATE_GOLDEN") == "1":
+        path.write_text(transcript)
+    assert transcript == path.read_text()
+
+
+def normalize_ids(transcript: str) -> str:
+    """Replace generated ids and timestamps with stable ordinal placeholders."""
+    seen: dict[str, str] = {}
+
+    def placeholder(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token not in seen:
+            prefix = match.group(1)
+            count = sum(1 for key in seen if key.startswith(prefix))
+            seen[token] = f"{prefix}_{count}"
+        return seen[token]
+
+    transcript = re.sub(
+        r"\b(resp|msg|fc|chatcmpl)[_-][0-9a-f]{32}\b", placeholder, transcript
+    )
+    return re.sub(
+        r'"created(_at)?":\d+', lambda m: f'"created{m.group(1) or ""}":0', transcript
+    )

@@ -2,24 +2,21 @@
 
 from __future__ import annotations
 
-import os
-import re
-from pathlib import Path
-
 import pytest
 from langchain_core.messages import AIMessage
 from langgraph_openai_serve.testing import ScriptedChatModel
-from support import config, one_node_graph, planner_graph, scripted_graph
+from support import (
+    assert_golden,
+    config,
+    normalize_ids,
+    one_node_graph,
+    planner_graph,
+    scripted_graph,
+)
 
 pytestmark = pytest.mark.anyio
 
-GOLDEN = Path(__file__).parent / "golden"
 USER = [{"role": "user", "content": "Hello"}]
-
-
-def _normalized(transcript: str) -> str:
-    transcript = re.sub(r"chatcmpl-[0-9a-f]{32}", "chatcmpl-ID", transcript)
-    return re.sub(r'"created":\d+', '"created":0', transcript)
 
 
 async def _raw_stream(make_client, graph, **body) -> str:
@@ -30,20 +27,13 @@ async def _raw_stream(make_client, graph, **body) -> str:
     )
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
-    return _normalized(response.text)
-
-
-def _assert_golden(name: str, transcript: str) -> None:
-    path = GOLDEN / name
-    if os.environ.get("LGOS_UPDATE_GOLDEN") == "1":
-        path.write_text(transcript)
-    assert transcript == path.read_text()
+    return normalize_ids(response.text)
 
 
 async def test_text_stream_matches_golden_transcript(make_client):
     transcript = await _raw_stream(make_client, scripted_graph("Hello there world"))
 
-    _assert_golden("chat_text.sse", transcript)
+    assert_golden("chat_text.sse", transcript)
 
 
 async def test_tool_call_stream_matches_golden_transcript(make_client):
@@ -54,7 +44,7 @@ async def test_tool_call_stream_matches_golden_transcript(make_client):
 
     transcript = await _raw_stream(make_client, scripted_graph(reply))
 
-    _assert_golden("chat_tool_calls.sse", transcript)
+    assert_golden("chat_tool_calls.sse", transcript)
 
 
 async def test_usage_stream_matches_golden_transcript(make_client):
@@ -64,7 +54,7 @@ async def test_usage_stream_matches_golden_transcript(make_client):
         stream_options={"include_usage": True},
     )
 
-    _assert_golden("chat_usage.sse", transcript)
+    assert_golden("chat_usage.sse", transcript)
 
 
 async def test_failure_mid_stream_ends_with_one_error_chunk(make_client):
@@ -76,7 +66,7 @@ async def test_failure_mid_stream_ends_with_one_error_chunk(make_client):
 
     transcript = await _raw_stream(make_client, one_node_graph(answer_then_fail))
 
-    _assert_golden("chat_error.sse", transcript)
+    assert_golden("chat_error.sse", transcript)
     assert "secret detail" not in transcript
 
 

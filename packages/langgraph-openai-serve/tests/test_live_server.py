@@ -71,3 +71,28 @@ def _wait_for(path, *, seconds: float) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"{path.name} did not appear within {seconds} s")
         time.sleep(0.01)
+
+
+def test_responses_stream_over_tcp_pings_while_silent(live_server):
+    body = {"model": "slow", "input": "Hi", "stream": True}
+
+    with httpx.stream(
+        "POST", f"{live_server.base_url}/responses", json=body, timeout=10
+    ) as response:
+        lines = [line for line in response.iter_lines() if line]
+
+    assert lines.count(": ping") >= 3
+    assert lines[-1].startswith('data: {"type":"response.completed"')
+
+
+def test_responses_disconnect_cancels_the_graph(quiet_live_server):
+    tag = uuid.uuid4().hex
+    body = {"model": "hang", "input": tag, "stream": True}
+
+    with httpx.stream(
+        "POST", f"{quiet_live_server.base_url}/responses", json=body, timeout=10
+    ) as response:
+        assert response.status_code == 200
+        _wait_for(quiet_live_server.marker_dir / f"{tag}.started", seconds=5)
+
+    _wait_for(quiet_live_server.marker_dir / f"{tag}.cancelled", seconds=1)
