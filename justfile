@@ -3,7 +3,7 @@
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
 # Workspace members that carry tests (each has its own tests/ folder).
-members := "packages/langgraph-openai-serve services/model-sync demos"
+members := "packages/langgraph-openai-serve services/files-api services/model-sync demos"
 
 # uv sets UV to its own path in `uv run`; fall back to the one on PATH.
 uv := env("UV", "uv")
@@ -30,7 +30,8 @@ test: lint tools
 lint:
     {{uv}} run --frozen ruff check .
     {{uv}} run --frozen ruff format --check .
-    {{uv}} run --frozen mypy packages/langgraph-openai-serve/src services/model-sync/src demos/src
+    {{uv}} run --frozen mypy packages/langgraph-openai-serve/src services/files-api/src \
+        services/model-sync/src demos/src
 
 # Format and auto-fix
 fmt:

@@ -6,7 +6,12 @@ import openai
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.content import create_citation, create_text_block
-from langgraph_openai_serve import GraphFeature, status_event
+from langgraph_openai_serve import (
+    ClientFunctionTool,
+    GraphFeature,
+    NamedFunctionToolChoice,
+    status_event,
+)
 from langgraph_openai_serve.graph.status import client_event
 from langgraph_openai_serve.testing import ScriptedChatModel
 from openai.types.responses import ResponseStreamEvent
@@ -424,3 +429,103 @@ async def test_usage_is_absent_when_no_model_reports_it(make_client):
 
     assert response.usage is None
     assert events[-1]["response"]["usage"] is None
+
+
+async def test_graph_request_carries_tools_choice_metadata_and_user(make_client):
+    captured = []
+
+    def to_input(request, messages):
+        captured.append(request)
+        return {"messages": messages}
+
+    client = make_client({"m": config(scripted_graph("ok"), request_to_input=to_input)})
+    await client.responses.create(
+        model="m",
+        input="Hi",
+        tools=[
+            {
+                "type": "function",
+                "name": "lookup",
+                "description": "Look it up.",
+                "parameters": {"type": "object", "properties": {}},
+                "strict": True,
+            }
+        ],
+        tool_choice={"type": "function", "name": "lookup"},
+        parallel_tool_calls=False,
+        metadata={"conversation_id": "c-9"},
+        user="u-1",
+    )
+
+    (request,) = captured
+    assert request.tools == (
+        ClientFunctionTool(
+            name="lookup",
+            description="Look it up.",
+            parameters={"type": "object", "properties": {}},
+            strict=True,
+        ),
+    )
+    assert request.tool_choice == NamedFunctionToolChoice("lookup")
+    assert request.parallel_tool_calls is False
+    assert dict(request.metadata) == {"conversation_id": "c-9"}
+    assert request.user == "u-1"
+
+
+async def test_replayed_refusals_and_citations_reach_the_graph(make_client):
+    seen = []
+    graph = single_model_graph(
+        ScriptedChatModel(responder=lambda m: seen.extend(m) or "ok")
+    )
+    client = make_client({"m": config(graph)})
+
+    await client.responses.create(
+        model="m",
+        input=[
+            {"role": "user", "content": "Cite something."},
+            {
+                "type": "message",
+                "role": "assistant",
+                "id": "msg_prev",
+                "status": "completed",
+                "phase": "final_answer",
+                "content": [
+                    {
+                        "type": "output_text",
+                        "text": "See docs.",
+                        "annotations": [
+                            {
+                                "type": "url_citation",
+                                "url": "https://docs.example",
+                                "title": "Docs",
+                                "start_index": 4,
+                                "end_index": 7,
+                            }
+                        ],
+                    },
+                    {"type": "refusal", "refusal": "Not the rest."},
+                ],
+            },
+            {"role": "user", "content": "Thanks."},
+        ],
+    )
+
+    assistant = seen[1]
+    text, refusal = assistant.content
+    assert text["annotations"] == [
+        {
+            "type": "citation",
+            "url": "https://docs.example",
+            "title": "Docs",
+            "start_index": 4,
+            "end_index": 7,
+            "cited_text": "docs",
+        }
+    ]
+    assert (text["id"], text["phase"]) == ("msg_prev", "final_answer")
+    assert refusal == {
+        "type": "refusal",
+        "refusal": "Not the rest.",
+        "id": "msg_prev",
+        "phase": "final_answer",
+    }
