@@ -14,6 +14,7 @@ from model_sync_support import (
     LGOS_KEY,
     LITELLM_BIN,
     CatalogServer,
+    Exchange,
     LgosServer,
     LiteLLMProxy,
     Outcome,
@@ -30,10 +31,14 @@ SyncCli = Callable[..., Outcome]
 
 @pytest.fixture(scope="session")
 def lgos_server() -> Iterator[LgosServer]:
-    """The core library serving ``echo``, ``tuned`` and ``retiring``."""
+    """The core library serving ``echo``, ``tuned`` and ``retiring``.
+
+    Every HTTP exchange it serves is kept in ``lgos_server.exchanges``.
+    """
     registry = build_registry()
-    with ThreadServer(create_lgos_app(registry, LGOS_KEY)) as server:
-        yield LgosServer(registry, f"{server.url}/v1", LGOS_KEY)
+    exchanges: list[Exchange] = []
+    with ThreadServer(create_lgos_app(registry, LGOS_KEY, exchanges)) as server:
+        yield LgosServer(registry, f"{server.url}/v1", LGOS_KEY, exchanges)
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,9 @@
 * ``ThreadServer`` — uvicorn serving an ASGI app from a thread.
 * The LGOS test app — the core library serving three graphs behind a
   bearer-key check like a production deployment's; the registry can change
-  while it runs (a graph "removed from LGOS").
+  while it runs (a graph "removed from LGOS"), and every HTTP exchange it
+  serves is recorded (``Exchange``), so a test can see which route a request
+  through LiteLLM reached and what LGOS answered.
 * ``CatalogServer`` — answers whatever a test sets, for the malformed
   catalogs LGOS itself would never serve.
 * ``LiteLLMProxy`` — LiteLLM from ``.tools/litellm``
@@ -15,6 +17,7 @@ The fixtures that use them are in ``conftest.py``.
 from __future__ import annotations
 
 import io
+import json
 import os
 import secrets
 import socket
@@ -44,6 +47,7 @@ from openai import OpenAI
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 LITELLM_BIN = REPO_ROOT / ".tools" / "litellm" / "bin" / "litellm"
@@ -162,7 +166,71 @@ def build_registry() -> GraphRegistry:
     )
 
 
-def create_lgos_app(registry: GraphRegistry, api_key: str) -> FastAPI:
+@dataclass
+class Exchange:
+    """One HTTP request the LGOS test app received and the bytes it answered."""
+
+    method: str
+    path: str
+    request: bytearray = field(default_factory=bytearray)
+    status: int | None = None
+    content_type: str = ""
+    response: bytearray = field(default_factory=bytearray)
+
+    def request_json(self) -> Any:
+        return json.loads(self.request)
+
+    def response_json(self) -> Any:
+        return json.loads(self.response)
+
+    def sse_data(self) -> list[Any]:
+        """The JSON ``data:`` payloads of a server-sent event stream, in order."""
+        return [
+            json.loads(line.removeprefix("data:").strip())
+            for line in self.response.decode().splitlines()
+            if line.startswith("data:") and line.removeprefix("data:").strip()
+        ]
+
+
+class ExchangeRecorder:
+    """ASGI middleware appending every HTTP exchange to ``exchanges``.
+
+    Response bytes are recorded before they are sent on, so whatever a client
+    has read (through LiteLLM) is already in the record.
+    """
+
+    def __init__(self, app: ASGIApp, exchanges: list[Exchange]) -> None:
+        self.app = app
+        self.exchanges = exchanges
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        exchange = Exchange(scope["method"], scope["path"])
+        self.exchanges.append(exchange)
+
+        async def recording_receive() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                exchange.request += message.get("body", b"")
+            return message
+
+        async def recording_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                exchange.status = message["status"]
+                headers = dict(message.get("headers", []))
+                exchange.content_type = headers.get(b"content-type", b"").decode()
+            elif message["type"] == "http.response.body":
+                exchange.response += message.get("body", b"")
+            await send(message)
+
+        await self.app(scope, recording_receive, recording_send)
+
+
+def create_lgos_app(
+    registry: GraphRegistry, api_key: str, exchanges: list[Exchange]
+) -> FastAPI:
     app = FastAPI()
 
     @app.middleware("http")
@@ -173,6 +241,7 @@ def create_lgos_app(registry: GraphRegistry, api_key: str) -> FastAPI:
         return await call_next(request)
 
     LanggraphOpenaiServe(graphs=registry, app=app).bind_openai_api()
+    app.add_middleware(ExchangeRecorder, exchanges=exchanges)
     return app
 
 
@@ -181,6 +250,11 @@ class LgosServer:
     registry: GraphRegistry
     base_url: str
     api_key: str
+    exchanges: list[Exchange] = field(default_factory=list)
+
+    def exchanges_since(self, mark: int) -> list[Exchange]:
+        """The exchanges after the first ``mark`` (``len(exchanges)`` earlier)."""
+        return self.exchanges[mark:]
 
     def get(self, path: str) -> Any:
         response = httpx.get(

@@ -1,9 +1,17 @@
 """Through a real LiteLLM proxy in front of a real LGOS server.
 
 The proxy runs on a config the sync wrote (see ``conftest.litellm``).
-Responses through LiteLLM (``/v1/responses``, streamed and not) will be
-tested here once LGOS serves ``/v1/responses``; the entries already route
-with the ``openai/`` provider, which forwards that route natively.
+
+Responses (streamed and not) pass through natively: the ``openai/`` provider
+sends LiteLLM's ``/v1/responses`` to LGOS's ``/v1/responses`` with the
+client's body unchanged except ``model`` (the prefix and provider dropped),
+never as Chat Completions. The LGOS test app records every exchange, so the
+tests check that route and body on LGOS's side, and that what the client
+reads is what LGOS answered: the output items (ids and ``phase`` included)
+unchanged, and the stream event for event. LiteLLM does replace the
+response ``id`` with an opaque ``resp_…`` id of its own (LGOS's ``resp_<hex>``
+never reaches the client), so the ids of the output items, not the response
+id, are what ties the client's answer to LGOS's.
 """
 
 from __future__ import annotations
@@ -11,11 +19,17 @@ from __future__ import annotations
 import pytest
 from model_sync_support import (
     PREFIX,
+    Exchange,
     LgosServer,
     LiteLLMProxy,
     deployment_spec,
     run_cli,
     unowned_entry,
+)
+from openai.types.responses import (
+    ResponseCompletedEvent,
+    ResponseCreatedEvent,
+    ResponseInProgressEvent,
 )
 
 pytestmark = pytest.mark.timeout(180)
@@ -35,9 +49,18 @@ def test_model_info_carries_lgos_exactly_as_lgos_serves_it(
     }
 
 
+def only_exchange(lgos_server: LgosServer, mark: int, path: str) -> Exchange:
+    """The one exchange LGOS served since ``mark``: a successful POST to ``path``."""
+    exchanges = lgos_server.exchanges_since(mark)
+    assert [(e.method, e.path, e.status) for e in exchanges] == [("POST", path, 200)]
+    return exchanges[0]
+
+
 def test_chat_completion_reaches_the_graph_through_litellm(
-    litellm: LiteLLMProxy,
+    litellm: LiteLLMProxy, lgos_server: LgosServer
 ) -> None:
+    mark = len(lgos_server.exchanges)
+
     completion = litellm.openai().chat.completions.create(
         model=f"{PREFIX}/echo",
         messages=[{"role": "user", "content": "hello through the proxy"}],
@@ -46,6 +69,7 @@ def test_chat_completion_reaches_the_graph_through_litellm(
     assert (
         completion.choices[0].message.content == "echo heard: hello through the proxy"
     )
+    only_exchange(lgos_server, mark, "/v1/chat/completions")
 
 
 def test_streamed_chat_completion_reaches_the_graph_through_litellm(
@@ -64,6 +88,85 @@ def test_streamed_chat_completion_reaches_the_graph_through_litellm(
     ]
     assert len(deltas) > 1
     assert "".join(deltas) == "tuned heard: stream it"
+
+
+def test_response_reaches_the_graph_through_litellm_natively(
+    litellm: LiteLLMProxy, lgos_server: LgosServer
+) -> None:
+    mark = len(lgos_server.exchanges)
+
+    response = litellm.openai().responses.create(
+        model=f"{PREFIX}/echo", input="hello through responses"
+    )
+
+    assert response.output_text == "echo heard: hello through responses"
+    assert response.status == "completed"
+    assert response.model == f"{PREFIX}/echo"
+    assert response.id.startswith("resp_")
+    [message] = response.output
+    assert message.type == "message"
+    assert message.role == "assistant"
+    assert message.phase == "final_answer"
+    # LGOS's /v1/responses got the client's body, only the model renamed...
+    exchange = only_exchange(lgos_server, mark, "/v1/responses")
+    assert exchange.content_type == "application/json"
+    assert exchange.request_json() == {
+        "model": "echo",
+        "input": "hello through responses",
+    }
+    # ...and its output items reached the client unchanged.
+    served = exchange.response_json()
+    assert served["id"].startswith("resp_")
+    assert response.id != served["id"]  # LiteLLM's own id replaces LGOS's
+    assert [item.model_dump(mode="json") for item in response.output] == (
+        served["output"]
+    )
+    assert message.id == served["output"][0]["id"]
+
+
+def test_streamed_response_reaches_the_graph_through_litellm_natively(
+    litellm: LiteLLMProxy, lgos_server: LgosServer
+) -> None:
+    mark = len(lgos_server.exchanges)
+
+    stream = litellm.openai().responses.create(
+        model=f"{PREFIX}/tuned", input="stream a response", stream=True
+    )
+    events = list(stream)
+
+    deltas = [e.delta for e in events if e.type == "response.output_text.delta"]
+    assert len(deltas) > 1
+    assert "".join(deltas) == "tuned heard: stream a response"
+    assert events[0].type == "response.created"
+    assert events[-1].type == "response.completed"
+    completed = events[-1].response
+    assert completed.status == "completed"
+    assert completed.output_text == "tuned heard: stream a response"
+    [message] = completed.output
+    assert message.type == "message"
+    assert message.phase == "final_answer"
+    lifecycle = (ResponseCreatedEvent, ResponseInProgressEvent, ResponseCompletedEvent)
+    ids = {e.response.id for e in events if isinstance(e, lifecycle)}
+    assert sum(isinstance(e, lifecycle) for e in events) == 3
+    assert len(ids) == 1
+    assert ids.pop().startswith("resp_")
+    # LGOS streamed from /v1/responses, and the client read that stream event
+    # for event: same types, order, sequence numbers, deltas and item ids.
+    exchange = only_exchange(lgos_server, mark, "/v1/responses")
+    assert exchange.content_type.startswith("text/event-stream")
+    assert exchange.request_json() == {
+        "model": "tuned",
+        "input": "stream a response",
+        "stream": True,
+    }
+    served = exchange.sse_data()
+    assert [(e.type, e.sequence_number) for e in events] == [
+        (s["type"], s["sequence_number"]) for s in served
+    ]
+    assert deltas == [
+        s["delta"] for s in served if s["type"] == "response.output_text.delta"
+    ]
+    assert message.id == served[-1]["response"]["output"][0]["id"]
 
 
 def test_an_unowned_model_is_served_and_its_lines_kept(
