@@ -25,7 +25,8 @@ def _one_node(node) -> object:  # type: ignore[no-untyped-def]
     return builder.compile()
 
 
-def create_app() -> FastAPI:
+def registry() -> GraphRegistry:
+    """The test graphs; ``lgos serve`` loads this as ``live_app:registry``."""
     markers = Path(os.environ["LGOS_TEST_MARKER_DIR"])
     words = ScriptedChatModel(responder=lambda _: "one two three four five")
 
@@ -48,7 +49,7 @@ def create_app() -> FastAPI:
             raise
         return {"messages": []}
 
-    registry = GraphRegistry(
+    return GraphRegistry(
         registry={
             "words": GraphConfig(graph=_one_node(stream_words), description="words"),
             "slow": GraphConfig(
@@ -59,6 +60,9 @@ def create_app() -> FastAPI:
             ),
         }
     )
+
+
+def create_app() -> FastAPI:
     app = FastAPI()
-    LanggraphOpenaiServe(graphs=registry, app=app).bind_openai_api()
+    LanggraphOpenaiServe(graphs=registry(), app=app).bind_openai_api()
     return app

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from types import ModuleType
 
 import httpx
 import langgraph_openai_serve
@@ -101,10 +102,13 @@ def test_graphs_must_be_a_registry():
 
 
 def test_public_names_are_exactly_the_documented_surface():
-    public = {name for name in dir(langgraph_openai_serve) if not name.startswith("_")}
-    modules = {"graph", "openai", "server", "settings", "testing"}
+    public = {
+        name
+        for name, value in vars(langgraph_openai_serve).items()
+        if not name.startswith("_") and not isinstance(value, ModuleType)
+    }
 
-    assert set(langgraph_openai_serve.__all__) == public - modules
+    assert set(langgraph_openai_serve.__all__) == public
     assert sorted(langgraph_openai_serve.__all__) == langgraph_openai_serve.__all__
 
 

@@ -19,6 +19,7 @@ from langgraph_openai_serve.graph.request import (
     NamedFunctionToolChoice,
 )
 from langgraph_openai_serve.graph.status import client_event, status_event
+from langgraph_openai_serve.openai.auth import request_principal
 from langgraph_openai_serve.server import LanggraphOpenaiServe
 from langgraph_openai_serve.settings import Settings
 
@@ -41,5 +42,6 @@ __all__ = [
     "Settings",
     "citation_slice",
     "client_event",
+    "request_principal",
     "status_event",
 ]

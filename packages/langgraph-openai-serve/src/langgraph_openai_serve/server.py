@@ -10,11 +10,14 @@ from importlib.metadata import version
 from typing import Any
 
 from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Mount
 
 from langgraph_openai_serve.graph.registry import GraphRegistry
+from langgraph_openai_serve.integrations.langfuse import require_langfuse
 from langgraph_openai_serve.openai import health
 from langgraph_openai_serve.openai.chat import routes as chat_routes
+from langgraph_openai_serve.openai.context import RequestContextMiddleware
 from langgraph_openai_serve.openai.errors import install_error_handlers
 from langgraph_openai_serve.openai.models import routes as model_routes
 from langgraph_openai_serve.openai.responses import routes as response_routes
@@ -72,16 +75,31 @@ class LanggraphOpenaiServe:
             if prefix is not None
             else self.settings.OPENAI_API_PREFIX
         )
-        openai_app = FastAPI(
-            title=_TITLE, version=_version(), **self.settings.docs_kwargs()
-        )
+        settings = self.settings
+        if settings.ENABLE_LANGFUSE:
+            require_langfuse()
+        openai_app = FastAPI(title=_TITLE, version=_version(), **settings.docs_kwargs())
         openai_app.state.lgos = ServeState(
             registry=self.graph_registry,
             checkpoint_scope=self.checkpoint_scope,
-            ping_interval=self.settings.SSE_PING_INTERVAL,
+            ping_interval=settings.SSE_PING_INTERVAL,
             created=int(time.time()),
+            langfuse=settings.ENABLE_LANGFUSE,
+            chat_status_as_reasoning=settings.CHAT_STATUS_AS_REASONING,
         )
         install_error_handlers(openai_app)
+        # Added last = outermost: CORS answers preflights before auth runs.
+        openai_app.add_middleware(
+            RequestContextMiddleware, api_keys=settings.api_keys()
+        )
+        if settings.CORS_ORIGINS:
+            openai_app.add_middleware(
+                CORSMiddleware,
+                allow_origins=settings.CORS_ORIGINS,
+                allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
+                allow_headers=["*"],
+                expose_headers=["X-Request-ID"],
+            )
         openai_app.include_router(model_routes.router)
         openai_app.include_router(chat_routes.router)
         openai_app.include_router(response_routes.router)

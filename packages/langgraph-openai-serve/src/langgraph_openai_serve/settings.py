@@ -6,10 +6,12 @@ a ``Settings`` when it is constructed, unless one is passed in.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from langgraph_openai_serve.openai.auth import ApiKeys
 
 
 def normalize_prefix(value: str) -> str:
@@ -31,11 +33,45 @@ class Settings(BaseSettings):
     """Expose ``{prefix}/docs``, ``{prefix}/redoc`` and ``{prefix}/openapi.json``."""
     SSE_PING_INTERVAL: float = Field(default=15.0, gt=0)
     """Seconds of silence after which a stream sends a ``: ping`` comment."""
+    API_KEYS: SecretStr | None = None
+    """Bearer keys for every OpenAI route but health: a JSON object mapping
+    each key to a principal, or a comma-separated list. Unset: no auth."""
+    CORS_ORIGINS: list[str] = []
+    """Browser origins allowed to call the API (``["*"]`` for any)."""
+    ENABLE_LANGFUSE: bool = False
+    """Trace every graph run with Langfuse (needs the ``tracing`` extra)."""
+    CHAT_STATUS_AS_REASONING: bool = False
+    """Forward visible status events to Chat Completions streams as
+    ``reasoning_content`` deltas (an Open WebUI extension, not standard)."""
+
+    # Used by ``lgos serve`` only.
+    REGISTRY: str | None = None
+    """``module:attribute`` naming a GraphRegistry, or a callable making one."""
+    HOST: str = "127.0.0.1"
+    PORT: int = Field(default=8000, ge=0, le=65535)
+    WORKERS: int = Field(default=1, ge=1)
+    SHUTDOWN_TIMEOUT: int = Field(default=30, ge=0)
+    """Seconds in-flight requests and streams get to finish on shutdown."""
+    LOG_FORMAT: Literal["json", "text"] = "json"
+    LOG_LEVEL: str = "INFO"
 
     @field_validator("OPENAI_API_PREFIX")
     @classmethod
     def _prefix(cls, value: str) -> str:
         return normalize_prefix(value)
+
+    @field_validator("API_KEYS")
+    @classmethod
+    def _api_keys(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:
+            ApiKeys.parse(value.get_secret_value())  # fail at startup, not later
+        return value
+
+    def api_keys(self) -> ApiKeys | None:
+        """The parsed API keys, or ``None`` when auth is off."""
+        if self.API_KEYS is None:
+            return None
+        return ApiKeys.parse(self.API_KEYS.get_secret_value())
 
     def docs_kwargs(self) -> dict[str, Any]:
         """FastAPI constructor arguments for the API documentation routes."""

@@ -12,12 +12,14 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessageChunk, BaseMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.types import StreamMode
 
 from langgraph_openai_serve.graph.answer import Answer
 from langgraph_openai_serve.graph.config import AnyGraph, GraphConfig
-from langgraph_openai_serve.graph.errors import GraphError
+from langgraph_openai_serve.graph.errors import GraphConfigurationError, GraphError
 from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.request import GraphRequest
@@ -34,6 +36,9 @@ class StreamParityError(GraphError):
     """The streamed answer text differs from the final message's text."""
 
 
+RUN_NAME = "lgos.graph_run"
+
+
 @dataclass(frozen=True, slots=True)
 class PreparedRun:
     """Everything needed to start one graph run, built before any output."""
@@ -43,10 +48,18 @@ class PreparedRun:
     request: GraphRequest
     input: Any
     context: Any
+    callbacks: tuple[BaseCallbackHandler, ...] = ()
+    """Server-wide handlers (Langfuse) added to the registered ones."""
+    request_id: str | None = None
 
 
 async def prepare_run(
-    config: GraphConfig, request: GraphRequest, messages: list[BaseMessage]
+    config: GraphConfig,
+    request: GraphRequest,
+    messages: list[BaseMessage],
+    *,
+    callbacks: tuple[BaseCallbackHandler, ...] = (),
+    request_id: str | None = None,
 ) -> PreparedRun:
     """Resolve the graph and run the adapters.
 
@@ -56,7 +69,28 @@ async def prepare_run(
     graph = await config.resolve_graph()
     graph_input = await config.build_input(request, messages)
     context = await config.build_context(request)
-    return PreparedRun(config, graph, request, graph_input, context)
+    if context is not None and graph.context_schema is None:
+        raise GraphConfigurationError(
+            "The graph received a runtime context but declares no context_schema."
+        )
+    return PreparedRun(
+        config, graph, request, graph_input, context, callbacks, request_id
+    )
+
+
+def _runnable_config(run: PreparedRun, usage: UsageCollector) -> RunnableConfig:
+    config = run.config.runnable_config(usage, *run.callbacks)
+    if run.callbacks or run.config.runtime_callbacks:
+        # Tracing callbacks see one stably named run with LGOS's identifiers.
+        metadata = {"lgos_model": run.request.model}
+        if run.request_id is not None:
+            metadata["lgos_request_id"] = run.request_id
+        conversation = run.request.metadata.get("conversation_id")
+        if conversation:
+            metadata["langfuse_session_id"] = conversation
+        config["run_name"] = RUN_NAME
+        config["metadata"] = metadata
+    return config
 
 
 async def run_graph(
@@ -73,7 +107,7 @@ async def run_graph(
         GraphError / GraphConfigurationError: the output breaks the contract.
     """
     usage = UsageCollector()
-    runnable_config = run.config.runnable_config(usage)
+    runnable_config = _runnable_config(run, usage)
     answer_nodes = run.config.streamable_node_names
     streamed: list[str] = []
     output = _NO_OUTPUT

@@ -16,7 +16,9 @@ from typing import Any
 
 from langgraph_openai_serve.graph.answer import Answer
 from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
+from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
+from langgraph_openai_serve.openai.context import RequestLog
 from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE, error_body
 from langgraph_openai_serve.openai.jsonbody import dumps
 from langgraph_openai_serve.openai.sse import DONE_FRAME, data_frame
@@ -130,6 +132,13 @@ class ChatStreamEncoder:
         """The first chunk, announcing the assistant role."""
         return self._chunk({"role": "assistant", "content": ""})
 
+    def reasoning(self, status: StatusUpdate) -> bytes:
+        """A visible status as a ``reasoning_content`` delta (opt-in; an
+        extension Open WebUI renders as its reasoning block)."""
+        if status.hidden or not status.description:
+            return b""
+        return self._chunk({"reasoning_content": status.description + "\n"})
+
     def text(self, text: str) -> bytes:
         """One answer text delta."""
         return self._text_prefix + json.dumps(text).encode() + self._text_suffix
@@ -165,17 +174,31 @@ class ChatStreamEncoder:
 
 
 async def stream_frames(
-    events: AsyncIterator[RunEvent], encoder: ChatStreamEncoder
+    events: AsyncIterator[RunEvent],
+    encoder: ChatStreamEncoder,
+    log: RequestLog | None = None,
 ) -> AsyncIterator[bytes]:
-    """Encode a run's events; a failure ends the stream with one error chunk."""
+    """Encode a run's events; a failure ends the stream with one error chunk.
+
+    Statuses only arrive when the server forwards them as reasoning.
+    """
     yield encoder.start()
     try:
         async for event in events:
             if type(event) is TextDelta:
                 yield encoder.text(event.text)
             elif type(event) is RunCompleted:
+                if log is not None:
+                    log.stream_outcome = (
+                        "completed" if event.answer.stop == "complete" else "incomplete"
+                    )
                 yield encoder.finish(event.answer, event.usage)
-            # Chat Completions carries no commentary: statuses are dropped.
+            elif type(event) is StatusUpdate:
+                frame = encoder.reasoning(event)
+                if frame:
+                    yield frame
     except Exception:
         logger.exception("chat.stream_failed")
+        if log is not None:
+            log.stream_outcome = "failed"
         yield encoder.error()

@@ -19,6 +19,7 @@ from langgraph_openai_serve.openai.chat.encode import (
     stream_frames,
 )
 from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
+from langgraph_openai_serve.openai.context import request_log
 from langgraph_openai_serve.openai.jsonbody import json_response
 from langgraph_openai_serve.openai.sse import EventStreamResponse
 from langgraph_openai_serve.openai.state import serve_state
@@ -44,15 +45,25 @@ async def create_chat_completion(
             "The 'stream_options' parameter is only allowed when 'stream' is true.",
             param="stream_options",
         )
+    log = request_log(request)
+    if log is not None:
+        log.model = body.model
     graph_request, messages = decode_chat_request(
         body, file_inputs=config.supports(GraphFeature.FILE_INPUTS)
     )
-    run = await prepare_run(config, graph_request, messages)
+    run = await prepare_run(
+        config,
+        graph_request,
+        messages,
+        callbacks=state.callbacks(),
+        request_id=log.request_id if log else None,
+    )
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
         encoder = ChatStreamEncoder(body.model, include_usage=include_usage)
+        events = run_graph(run, stream=True, statuses=state.chat_status_as_reasoning)
         return EventStreamResponse(
-            stream_frames(run_graph(run, stream=True), encoder),
+            stream_frames(events, encoder, log),
             ping_interval=state.ping_interval,
         )
     completed = await run_to_completion(run)

@@ -16,6 +16,7 @@ from langgraph_openai_serve.graph.answer import Answer
 from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
+from langgraph_openai_serve.openai.context import RequestLog
 from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE
 from langgraph_openai_serve.openai.jsonbody import dumps
 from langgraph_openai_serve.openai.responses.items import (
@@ -285,7 +286,9 @@ class ResponseStreamEncoder:
 
 
 async def stream_frames(
-    events: AsyncIterator[RunEvent], encoder: ResponseStreamEncoder
+    events: AsyncIterator[RunEvent],
+    encoder: ResponseStreamEncoder,
+    log: RequestLog | None = None,
 ) -> AsyncIterator[bytes]:
     """Encode a run; a failure ends with ``error`` and ``response.failed``."""
     yield encoder.start()
@@ -298,7 +301,11 @@ async def stream_frames(
                 if frame:
                     yield frame
             elif type(event) is RunCompleted:
+                if log is not None:
+                    log.stream_outcome = answer_status(event.answer)
                 yield encoder.finish(event.answer, event.usage)
     except Exception:
         logger.exception("responses.stream_failed")
+        if log is not None:
+            log.stream_outcome = "failed"
         yield encoder.fail()

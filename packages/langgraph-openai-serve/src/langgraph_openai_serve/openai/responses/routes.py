@@ -12,6 +12,7 @@ from langgraph_openai_serve.graph.runner import (
     run_graph,
     run_to_completion,
 )
+from langgraph_openai_serve.openai.context import request_log
 from langgraph_openai_serve.openai.jsonbody import json_response
 from langgraph_openai_serve.openai.responses.decode import decode_response_request
 from langgraph_openai_serve.openai.responses.encode import (
@@ -42,15 +43,24 @@ async def create_response(body: ResponseCreateRequest, request: Request) -> Resp
             "ordinary conversation by replaying the previous output items.",
             param="previous_response_id",
         )
+    log = request_log(request)
+    if log is not None:
+        log.model = body.model
     graph_request, messages = decode_response_request(
         body, file_inputs=config.supports(GraphFeature.FILE_INPUTS)
     )
-    run = await prepare_run(config, graph_request, messages)
+    run = await prepare_run(
+        config,
+        graph_request,
+        messages,
+        callbacks=state.callbacks(),
+        request_id=log.request_id if log else None,
+    )
     shell = ResponseShell.for_request(body)
     if body.stream:
         events = run_graph(run, stream=True, statuses=True)
         return EventStreamResponse(
-            stream_frames(events, ResponseStreamEncoder(shell)),
+            stream_frames(events, ResponseStreamEncoder(shell), log),
             ping_interval=state.ping_interval,
         )
     completed = await run_to_completion(run)

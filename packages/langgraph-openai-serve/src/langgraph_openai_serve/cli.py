@@ -1,0 +1,126 @@
+"""``lgos serve``: run a graph registry behind the OpenAI API with uvicorn.
+
+    LGOS_REGISTRY=my_project.graphs:registry lgos serve --port 8000
+
+Every flag has an ``LGOS_*`` environment equivalent (flags win). The
+registry attribute is a ``GraphRegistry`` or a callable returning one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+import uvicorn
+from fastapi import FastAPI
+
+from langgraph_openai_serve.graph.registry import GraphRegistry
+from langgraph_openai_serve.logs import configure_logging
+from langgraph_openai_serve.server import LanggraphOpenaiServe
+from langgraph_openai_serve.settings import Settings
+
+_FLAGS = {
+    "registry": "LGOS_REGISTRY",
+    "host": "LGOS_HOST",
+    "port": "LGOS_PORT",
+    "workers": "LGOS_WORKERS",
+    "prefix": "LGOS_OPENAI_API_PREFIX",
+    "shutdown_timeout": "LGOS_SHUTDOWN_TIMEOUT",
+    "log_format": "LGOS_LOG_FORMAT",
+}
+
+
+class RegistryLoadError(RuntimeError):
+    """``LGOS_REGISTRY`` does not name a usable registry."""
+
+
+def load_registry(spec: str | None) -> GraphRegistry:
+    """Import ``module:attribute`` and return the registry it names."""
+    if not spec or ":" not in spec:
+        raise RegistryLoadError(
+            "Set LGOS_REGISTRY (or --registry) to 'module:attribute', e.g. "
+            "'my_project.graphs:registry'."
+        )
+    module_name, _, attribute = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise RegistryLoadError(f"Cannot import {module_name!r}: {exc}") from exc
+    try:
+        target = getattr(module, attribute)
+    except AttributeError:
+        raise RegistryLoadError(
+            f"{module_name!r} has no attribute {attribute!r}"
+        ) from None
+    registry = (
+        target()
+        if callable(target) and not isinstance(target, GraphRegistry)
+        else target
+    )
+    if not isinstance(registry, GraphRegistry):
+        raise RegistryLoadError(
+            f"{spec} is a {type(registry).__name__}, not a GraphRegistry"
+        )
+    return registry
+
+
+def create_app() -> FastAPI:
+    """The app each uvicorn worker serves, configured from the environment."""
+    settings = Settings()
+    configure_logging(settings.LOG_FORMAT, settings.LOG_LEVEL)
+    registry = load_registry(settings.REGISTRY)
+    app = FastAPI(title="LangGraph OpenAI Serve")
+    LanggraphOpenaiServe(graphs=registry, app=app, settings=settings).bind_openai_api()
+    return app
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lgos", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    serve = commands.add_parser("serve", help="serve a registry over HTTP")
+    serve.add_argument("--registry", help="module:attribute of a GraphRegistry")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--workers", type=int)
+    serve.add_argument("--prefix", help="where the OpenAI routes mount (/v1)")
+    serve.add_argument(
+        "--shutdown-timeout",
+        type=int,
+        help="seconds in-flight streams get to finish on shutdown",
+    )
+    serve.add_argument("--log-format", choices=["json", "text"])
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = _parser().parse_args(argv)
+    # Workers are separate processes that build their app from the
+    # environment, so flags travel as LGOS_* variables.
+    for flag, variable in _FLAGS.items():
+        value = getattr(args, flag)
+        if value is not None:
+            os.environ[variable] = str(value)
+    settings = Settings()
+    try:
+        load_registry(settings.REGISTRY)  # fail here, before binding the port
+    except RegistryLoadError as exc:
+        sys.stderr.write(f"lgos serve: {exc}\n")
+        raise SystemExit(2) from None
+    configure_logging(settings.LOG_FORMAT, settings.LOG_LEVEL)
+    uvicorn.run(
+        "langgraph_openai_serve.cli:create_app",
+        factory=True,
+        host=settings.HOST,
+        port=settings.PORT,
+        workers=settings.WORKERS,
+        timeout_graceful_shutdown=settings.SHUTDOWN_TIMEOUT,
+        access_log=False,  # LGOS logs one structured line per request itself
+        log_config=None,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Optional integrations; each imports its vendor package only when used."""

@@ -1,0 +1,141 @@
+"""Per-request context: request ids, API keys and one access-log line.
+
+``RequestContextMiddleware`` wraps the whole OpenAI app. It gives every
+response an ``X-Request-ID`` (echoing a valid incoming one), enforces the
+optional API keys on every route but ``/health``, and logs one structured
+``request.completed`` record with model, status, duration and, for streams,
+how the stream ended.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+import uuid
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from langgraph_openai_serve.openai.auth import (
+    PRINCIPAL_STATE_KEY,
+    ApiKeys,
+    bearer_token,
+)
+from langgraph_openai_serve.openai.errors import error_response
+
+access_logger = logging.getLogger("langgraph_openai_serve.access")
+
+REQUEST_ID_HEADER = b"x-request-id"
+_LOG_STATE_KEY = "lgos_request"
+_VALID_REQUEST_ID = re.compile(rb"[A-Za-z0-9._:-]{1,128}")
+_PUBLIC_PATHS = frozenset({"/health"})
+
+
+@dataclass(slots=True)
+class RequestLog:
+    """What the access log says about one request; routes fill in the rest."""
+
+    request_id: str
+    method: str
+    path: str
+    started: float
+    model: str | None = None
+    status: int | None = None
+    stream_outcome: str | None = None
+    """completed, incomplete, failed or disconnected (streams only)."""
+
+
+def request_log(request: Request) -> RequestLog | None:
+    """The log record of ``request`` (``None`` outside the middleware)."""
+    value = request.scope.get("state", {}).get(_LOG_STATE_KEY)
+    return value if isinstance(value, RequestLog) else None
+
+
+class RequestContextMiddleware:
+    def __init__(self, app: ASGIApp, *, api_keys: ApiKeys | None = None) -> None:
+        self.app = app
+        self.api_keys = api_keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        incoming = dict(scope["headers"]).get(REQUEST_ID_HEADER, b"")
+        request_id = (
+            incoming.decode()
+            if _VALID_REQUEST_ID.fullmatch(incoming)
+            else uuid.uuid4().hex
+        )
+        path = scope["path"][len(scope.get("root_path", "")) :] or "/"
+        log = RequestLog(request_id, scope["method"], path, time.perf_counter())
+        scope.setdefault("state", {})[_LOG_STATE_KEY] = log
+        id_header = (REQUEST_ID_HEADER, request_id.encode())
+        finished = False
+
+        async def send_with_id(message: Message) -> None:
+            nonlocal finished
+            if message["type"] == "http.response.start":
+                log.status = message["status"]
+                message["headers"] = [*message.get("headers", ()), id_header]
+            elif message["type"] == "http.response.body" and not message.get(
+                "more_body", False
+            ):
+                finished = True
+            await send(message)
+
+        try:
+            if self.api_keys is not None and path not in _PUBLIC_PATHS:
+                principal = self._authenticate(scope)
+                if principal is None:
+                    await _unauthorized()(scope, receive, send_with_id)
+                    return
+                scope["state"][PRINCIPAL_STATE_KEY] = principal
+            await self.app(scope, receive, send_with_id)
+        finally:
+            if log.stream_outcome is None and log.status == 200 and not finished:
+                log.stream_outcome = "disconnected"
+            _log_completed(log)
+
+    def _authenticate(self, scope: Scope) -> str | None:
+        assert self.api_keys is not None
+        header = dict(scope["headers"]).get(b"authorization")
+        token = bearer_token(header.decode("latin-1") if header else None)
+        return self.api_keys.principal_for(token) if token else None
+
+
+def _unauthorized() -> Response:
+    response = error_response(
+        401,
+        "Incorrect or missing API key. Send 'Authorization: Bearer <key>'.",
+        "invalid_request_error",
+        code="invalid_api_key",
+    )
+    response.headers["WWW-Authenticate"] = "Bearer"
+    return response
+
+
+def _log_completed(log: RequestLog) -> None:
+    duration_ms = round((time.perf_counter() - log.started) * 1000, 1)
+    access_logger.info(
+        "request.completed request_id=%s %s %s model=%s status=%s duration_ms=%s "
+        "stream=%s",
+        log.request_id,
+        log.method,
+        log.path,
+        log.model,
+        log.status,
+        duration_ms,
+        log.stream_outcome,
+        extra={
+            "request_id": log.request_id,
+            "method": log.method,
+            "path": log.path,
+            "model": log.model,
+            "status": log.status,
+            "duration_ms": duration_ms,
+            "stream_outcome": log.stream_outcome,
+        },
+    )
