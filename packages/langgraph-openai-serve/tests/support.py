@@ -117,7 +117,7 @@ def normalize_ids(transcript: str) -> str:
         return seen[token]
 
     transcript = re.sub(
-        r"\b(resp|msg|fc|chatcmpl)[_-][0-9a-f]{32}\b", placeholder, transcript
+        r"\b(resp|msg|fc|ctco|ctc|chatcmpl)[_-][0-9a-f]{32}\b", placeholder, transcript
     )
     return re.sub(
         r'"created(_at)?":\d+', lambda m: f'"created{m.group(1) or ""}":0', transcript

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from langgraph_openai_serve.graph.answer import Answer
+from langgraph_openai_serve.graph.server_tools import ServerToolCall, ServerToolResult
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
 
@@ -25,4 +26,6 @@ class RunCompleted:
     usage: Usage | None
 
 
-RunEvent: TypeAlias = TextDelta | StatusUpdate | RunCompleted
+RunEvent: TypeAlias = (
+    TextDelta | StatusUpdate | ServerToolCall | ServerToolResult | RunCompleted
+)

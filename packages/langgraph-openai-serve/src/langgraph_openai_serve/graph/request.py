@@ -29,8 +29,18 @@ class NamedFunctionToolChoice:
     name: str
 
 
+@dataclass(frozen=True, slots=True)
+class NamedCustomToolChoice:
+    """``tool_choice`` forcing one selected server custom tool."""
+
+    name: str
+
+
 ToolChoice: TypeAlias = (
-    Literal["none", "auto", "required"] | NamedFunctionToolChoice | None
+    Literal["none", "auto", "required"]
+    | NamedFunctionToolChoice
+    | NamedCustomToolChoice
+    | None
 )
 
 

@@ -23,12 +23,15 @@ from langgraph_openai_serve.graph.errors import GraphConfigurationError, GraphEr
 from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.request import GraphRequest
+from langgraph_openai_serve.graph.server_tools import (
+    ServerToolCall,
+    ServerToolResult,
+    ServerToolTracker,
+    replayed_call_ids,
+)
 from langgraph_openai_serve.graph.status import read_status
 from langgraph_openai_serve.graph.usage import UsageCollector
 
-_STREAM_MODES: list[StreamMode] = ["messages", "values"]
-_STATUS_MODES: list[StreamMode] = ["messages", "values", "custom"]
-_FINAL_MODES: list[StreamMode] = ["values"]
 _NO_OUTPUT: Any = object()
 
 
@@ -51,6 +54,7 @@ class PreparedRun:
     callbacks: tuple[BaseCallbackHandler, ...] = ()
     """Server-wide handlers (Langfuse) added to the registered ones."""
     request_id: str | None = None
+    replayed_call_ids: frozenset[str] = frozenset()
 
 
 async def prepare_run(
@@ -74,7 +78,14 @@ async def prepare_run(
             "The graph received a runtime context but declares no context_schema."
         )
     return PreparedRun(
-        config, graph, request, graph_input, context, callbacks, request_id
+        config,
+        graph,
+        request,
+        graph_input,
+        context,
+        callbacks,
+        request_id,
+        replayed_call_ids(messages) if request.server_tools else frozenset(),
     )
 
 
@@ -117,9 +128,19 @@ async def run_graph(
         context=run.context,
         stream_mode=_stream_modes(run, stream=stream, statuses=statuses),
     )
+    tools = (
+        ServerToolTracker(frozenset(run.request.server_tools), run.replayed_call_ids)
+        if run.request.server_tools
+        else None
+    )
     async for mode, data in parts:
         if mode == "values":
             output = data
+            continue
+        if mode == "updates":
+            if tools is not None:
+                for event in tools.read(data):
+                    yield event
             continue
         if mode == "custom":
             status = read_status(data)
@@ -137,6 +158,8 @@ async def run_graph(
             yield TextDelta(text)
     if output is _NO_OUTPUT:
         raise GraphError("The graph finished without producing output.")
+    if tools is not None:
+        tools.finish()
     answer = Answer.from_message(await run.config.render_output(output))
     if stream:
         if not streamed:
@@ -153,16 +176,24 @@ async def run_graph(
 def _stream_modes(
     run: PreparedRun, *, stream: bool, statuses: bool
 ) -> list[StreamMode]:
-    if not stream:
-        return _FINAL_MODES
-    if statuses and run.config.supports(GraphFeature.CLIENT_EVENTS):
-        return _STATUS_MODES
-    return _STREAM_MODES
+    modes: list[StreamMode] = ["values"]
+    if stream:
+        modes.append("messages")
+        if statuses and run.config.supports(GraphFeature.CLIENT_EVENTS):
+            modes.append("custom")
+    if run.request.server_tools:
+        modes.append("updates")
+    return modes
 
 
-async def run_to_completion(run: PreparedRun) -> RunCompleted:
-    """Drive a non-streaming run and return its completion."""
+async def run_to_completion(
+    run: PreparedRun,
+) -> tuple[RunCompleted, tuple[ServerToolCall | ServerToolResult, ...]]:
+    """Drive a non-streaming run: its completion and server-tool activity."""
+    activity: list[ServerToolCall | ServerToolResult] = []
     async for event in run_graph(run, stream=False):
         if isinstance(event, RunCompleted):
-            return event
+            return event, tuple(activity)
+        if isinstance(event, ServerToolCall | ServerToolResult):
+            activity.append(event)
     raise GraphError("The graph run ended without completing.")

@@ -66,7 +66,13 @@ _GENERATION_CONTROLS = frozenset(
 _QUOTED = re.compile(r"'([^']+)'")
 # Among errors at the same depth, the one that says most about the client's
 # mistake wins: a wrong literal over an unsupported field over a missing one.
-_ERROR_RANK = {"literal_error": 3, "extra_forbidden": 2, "missing": 1}
+_ERROR_RANK = {
+    "union_tag_invalid": 4,
+    "item_type_invalid": 4,
+    "literal_error": 3,
+    "extra_forbidden": 2,
+    "missing": 1,
+}
 
 
 def error_body(

@@ -45,6 +45,13 @@ async def create_chat_completion(
             "The 'stream_options' parameter is only allowed when 'stream' is true.",
             param="stream_options",
         )
+    for index, tool in enumerate(body.tools or ()):
+        if tool.function.name in config.server_tools:
+            raise InvalidRequestError(
+                f"'{tool.function.name}' is a server tool of this model; only the "
+                "Responses API can select server tools.",
+                param=f"tools.[{index}].function.name",
+            )
     log = request_log(request)
     if log is not None:
         log.model = body.model
@@ -66,5 +73,5 @@ async def create_chat_completion(
             stream_frames(events, encoder, log),
             ping_interval=state.ping_interval,
         )
-    completed = await run_to_completion(run)
+    completed, _ = await run_to_completion(run)  # Chat selects no server tools
     return json_response(completion_body(body.model, completed.answer, completed.usage))

@@ -14,6 +14,7 @@ from typing import Any
 
 from langgraph_openai_serve.graph.answer import Answer
 from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
+from langgraph_openai_serve.graph.server_tools import ServerToolCall, ServerToolResult
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
 from langgraph_openai_serve.openai.context import RequestLog
@@ -23,13 +24,18 @@ from langgraph_openai_serve.openai.responses.items import (
     ResponseShell,
     answer_status,
     calls_of,
+    custom_call_item,
+    custom_input,
+    custom_output_item,
     function_call_item,
     incomplete_details,
     message_item,
     new_id,
     refusal_part,
     text_part,
+    web_search_item,
 )
+from langgraph_openai_serve.openai.responses.tools import WEB_SEARCH
 
 logger = logging.getLogger("langgraph_openai_serve")
 
@@ -61,6 +67,7 @@ class ResponseStreamEncoder:
         self.sequence = -1
         self.output: list[dict[str, Any]] = []
         self.answer: _OpenMessage | None = None
+        self.searches: dict[str, tuple[dict[str, Any], int]] = {}
 
     def _event(self, type_: str, fields: dict[str, Any]) -> bytes:
         self.sequence += 1
@@ -145,6 +152,56 @@ class ResponseStreamEncoder:
             self._event("response.content_part.done", {**where, "part": part})
         )
         return frames
+
+    def server_call(self, call: ServerToolCall) -> bytes:
+        """A selected server tool was called: custom input, or a search begins."""
+        if call.name == WEB_SEARCH:
+            item = web_search_item(call, "in_progress")
+            index, added = self._add_item(item)
+            self.searches[call.call_id] = (item, index)
+            where = {"item_id": item["id"], "output_index": index}
+            item["status"] = "searching"
+            return (
+                added
+                + self._event("response.web_search_call.in_progress", where)
+                + self._event("response.web_search_call.searching", where)
+            )
+        text = custom_input(call)
+        item = custom_call_item(new_id("ctc"), call, "in_progress", "")
+        index, added = self._add_item(item)
+        where = {"item_id": item["id"], "output_index": index}
+        item.update(input=text, status="completed")
+        return b"".join(
+            [
+                added,
+                self._event(
+                    "response.custom_tool_call_input.delta", {**where, "delta": text}
+                ),
+                self._event(
+                    "response.custom_tool_call_input.done", {**where, "input": text}
+                ),
+                self._event(
+                    "response.output_item.done", {"output_index": index, "item": item}
+                ),
+            ]
+        )
+
+    def server_result(self, result: ServerToolResult) -> bytes:
+        """A selected server tool returned (search results stay private)."""
+        if result.name == WEB_SEARCH:
+            item, index = self.searches.pop(result.call_id)
+            item["status"] = "completed"
+            where = {"item_id": item["id"], "output_index": index}
+            return self._event(
+                "response.web_search_call.completed", where
+            ) + self._event(
+                "response.output_item.done", {"output_index": index, "item": item}
+            )
+        item = custom_output_item(result)
+        index, added = self._add_item(item)
+        return added + self._event(
+            "response.output_item.done", {"output_index": index, "item": item}
+        )
 
     def text(self, delta: str) -> bytes:
         """One answer text delta (opening the answer message on the first)."""
@@ -275,7 +332,7 @@ class ResponseStreamEncoder:
         if message is not None:
             message.item["content"] = [text_part("".join(message.parts))]
         for item in self.output:
-            if item["status"] == "in_progress":
+            if item["status"] in ("in_progress", "searching"):
                 item["status"] = "incomplete"
         error = {"code": "server_error", "message": INTERNAL_ERROR_MESSAGE}
         failed = self.shell.body("failed", self.output, error=error)
@@ -300,6 +357,10 @@ async def stream_frames(
                 frame = encoder.status(event)
                 if frame:
                     yield frame
+            elif type(event) is ServerToolCall:
+                yield encoder.server_call(event)
+            elif type(event) is ServerToolResult:
+                yield encoder.server_result(event)
             elif type(event) is RunCompleted:
                 if log is not None:
                     log.stream_outcome = answer_status(event.answer)

@@ -7,6 +7,7 @@ the same answer returns (apart from ids and commentary).
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from dataclasses import dataclass
@@ -14,8 +15,10 @@ from typing import Any, Literal
 
 from langgraph_openai_serve.graph.answer import Answer, ToolCall
 from langgraph_openai_serve.graph.citations import Citation
+from langgraph_openai_serve.graph.server_tools import ServerToolCall, ServerToolResult
 from langgraph_openai_serve.graph.usage import Usage
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
+from langgraph_openai_serve.openai.responses.tools import WEB_SEARCH
 
 ItemStatus = Literal["in_progress", "completed", "incomplete"]
 Phase = Literal["commentary", "final_answer"]
@@ -77,6 +80,76 @@ def function_call_item(
         "name": call.name,
         "arguments": call.arguments if arguments is None else arguments,
     }
+
+
+def custom_input(call: ServerToolCall) -> str:
+    """The free-form input of a custom tool call (LangChain's ``__arg1``)."""
+    args = call.args
+    if set(args) == {"__arg1"} and isinstance(args["__arg1"], str):
+        return args["__arg1"]
+    values = list(args.values())
+    if len(values) == 1 and isinstance(values[0], str):
+        return values[0]
+    return json.dumps(dict(args))
+
+
+def search_action(call: ServerToolCall) -> dict[str, Any]:
+    query = call.args.get("query")
+    if not isinstance(query, str):
+        query = custom_input(call)
+    return {"type": "search", "query": query}
+
+
+def custom_call_item(
+    item_id: str, call: ServerToolCall, status: ItemStatus, input_text: str
+) -> dict[str, Any]:
+    return {
+        "id": item_id,
+        "type": "custom_tool_call",
+        "status": status,
+        "call_id": call.call_id,
+        "name": call.name,
+        "input": input_text,
+    }
+
+
+def custom_output_item(result: ServerToolResult) -> dict[str, Any]:
+    return {
+        "id": new_id("ctco"),
+        "type": "custom_tool_call_output",
+        "status": "completed",
+        "call_id": result.call_id,
+        "output": result.output,
+    }
+
+
+def web_search_item(call: ServerToolCall, status: str) -> dict[str, Any]:
+    return {
+        "id": call.call_id,
+        "type": "web_search_call",
+        "status": status,
+        "action": search_action(call),
+    }
+
+
+def activity_items(
+    activity: tuple[ServerToolCall | ServerToolResult, ...],
+) -> list[dict[str, Any]]:
+    """Output items for server-tool activity, in the order it happened."""
+    items: list[dict[str, Any]] = []
+    for event in activity:
+        is_search = event.name == WEB_SEARCH
+        if isinstance(event, ServerToolCall):
+            items.append(
+                web_search_item(event, "completed")
+                if is_search
+                else custom_call_item(
+                    new_id("ctc"), event, "completed", custom_input(event)
+                )
+            )
+        elif not is_search:
+            items.append(custom_output_item(event))
+    return items
 
 
 def answer_status(answer: Answer) -> ItemStatus:
@@ -202,12 +275,17 @@ class ResponseShell:
             "user": self.user,
         }
 
-    def final_body(self, answer: Answer, usage: Usage | None) -> dict[str, Any]:
+    def final_body(
+        self,
+        answer: Answer,
+        usage: Usage | None,
+        activity: tuple[ServerToolCall | ServerToolResult, ...] = (),
+    ) -> dict[str, Any]:
         """The non-streaming Response for ``answer``."""
         status = answer_status(answer)
         return self.body(
             status,
-            answer_items(answer),
+            [*activity_items(activity), *answer_items(answer)],
             usage=usage,
             incomplete=incomplete_details(answer),
         )

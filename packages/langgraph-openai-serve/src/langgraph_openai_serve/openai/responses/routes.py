@@ -47,7 +47,9 @@ async def create_response(body: ResponseCreateRequest, request: Request) -> Resp
     if log is not None:
         log.model = body.model
     graph_request, messages = decode_response_request(
-        body, file_inputs=config.supports(GraphFeature.FILE_INPUTS)
+        body,
+        file_inputs=config.supports(GraphFeature.FILE_INPUTS),
+        server_tools=frozenset(config.server_tools),
     )
     run = await prepare_run(
         config,
@@ -63,5 +65,5 @@ async def create_response(body: ResponseCreateRequest, request: Request) -> Resp
             stream_frames(events, ResponseStreamEncoder(shell), log),
             ping_interval=state.ping_interval,
         )
-    completed = await run_to_completion(run)
-    return json_response(shell.final_body(completed.answer, completed.usage))
+    completed, activity = await run_to_completion(run)
+    return json_response(shell.final_body(completed.answer, completed.usage, activity))

@@ -99,6 +99,46 @@ class FunctionCallOutput(_Strict):
     status: Literal["in_progress", "completed", "incomplete"] | None = None
 
 
+class CustomToolCall(_Strict):
+    """A server-executed custom tool call being replayed."""
+
+    type: Literal["custom_tool_call"]
+    call_id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    input: str
+    id: str | None = None
+    status: Literal["in_progress", "completed", "incomplete"] | None = None
+    caller: DirectCaller | None = None
+    namespace: None = None
+    async_: None = Field(default=None, alias="async")
+
+
+class CustomToolCallOutput(_Strict):
+    type: Literal["custom_tool_call_output"]
+    call_id: str = Field(min_length=1)
+    output: str
+    id: str | None = None
+    status: Literal["in_progress", "completed", "incomplete"] | None = None
+    caller: DirectCaller | None = None
+    created_by: str | None = None
+
+
+class WebSearchAction(_Strict):
+    type: Literal["search"]
+    query: str | None = None
+    queries: list[str] | None = None
+    sources: list[dict[str, Any]] | None = None
+
+
+class WebSearchCall(_Strict):
+    """A completed web search being replayed (its results stay private)."""
+
+    type: Literal["web_search_call"]
+    id: str = Field(min_length=1)
+    status: Literal["in_progress", "searching", "completed", "failed", "incomplete"]
+    action: WebSearchAction
+
+
 def _item_kind(value: Any) -> str:
     if isinstance(value, dict):
         return str(value.get("type") or "message")
@@ -110,7 +150,10 @@ def _item_kind(value: Any) -> str:
 InputItem = Annotated[
     Annotated[Message, Tag("message")]
     | Annotated[FunctionCall, Tag("function_call")]
-    | Annotated[FunctionCallOutput, Tag("function_call_output")],
+    | Annotated[FunctionCallOutput, Tag("function_call_output")]
+    | Annotated[CustomToolCall, Tag("custom_tool_call")]
+    | Annotated[CustomToolCallOutput, Tag("custom_tool_call_output")]
+    | Annotated[WebSearchCall, Tag("web_search_call")],
     Discriminator(
         _item_kind,
         custom_error_type="item_type_invalid",
@@ -127,9 +170,35 @@ class FunctionTool(_Strict):
     strict: bool | None = None
 
 
+class CustomToolSelector(_Strict):
+    """Selects a registered server tool by name; the graph owns the rest."""
+
+    type: Literal["custom"]
+    name: str = Field(min_length=1)
+
+
+class WebSearchSelector(_Strict):
+    type: Literal["web_search"]
+
+
+Tool = Annotated[
+    FunctionTool | CustomToolSelector | WebSearchSelector, Field(discriminator="type")
+]
+
+
 class NamedFunctionChoice(_Strict):
     type: Literal["function"]
     name: str
+
+
+class NamedCustomChoice(_Strict):
+    type: Literal["custom"]
+    name: str
+
+
+NamedChoice = Annotated[
+    NamedFunctionChoice | NamedCustomChoice, Field(discriminator="type")
+]
 
 
 class ResponseCreateRequest(_Strict):
@@ -140,8 +209,8 @@ class ResponseCreateRequest(_Strict):
     instructions: str | None = None
     metadata: dict[str, str] | None = None
     user: str | None = None
-    tools: list[Annotated[FunctionTool, Field(discriminator="type")]] | None = None
-    tool_choice: Literal["none", "auto", "required"] | NamedFunctionChoice | None = None
+    tools: list[Tool] | None = None
+    tool_choice: Literal["none", "auto", "required"] | NamedChoice | None = None
     parallel_tool_calls: bool | None = None
     stream: bool | None = False
     store: bool | None = None
