@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import openai
 import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph_openai_serve import GraphConfig
 from server_tool_graph import SearchService, build_server_tool_graph, tool_context
 from support import assert_golden, normalize_ids, sse_events
@@ -85,7 +89,7 @@ async def test_streamed_custom_tool_matches_golden_transcript(client):
 
 
 async def test_web_search_streams_its_lifecycle_and_cites_sources(client, search):
-    transcript, events = await _events(
+    _, events = await _events(
         client, input="Please search graphs", tools=[SEARCH]
     )
 
@@ -264,3 +268,109 @@ async def test_chat_completions_cannot_select_server_tools(client):
 
     assert named.value.body["param"] == "tools.[0].function.name"
     assert custom.value.body["param"] == "tools.[0].type"
+
+
+def _two_step_graph(second_call_id: str):
+    """Emits a selected custom call and its result, then another call."""
+
+    def call(call_id):
+        return AIMessage(
+            content="",
+            tool_calls=[
+                {"id": call_id, "name": "package_version", "args": {"__arg1": "x"}}
+            ],
+        )
+
+    async def first(state: MessagesState):
+        return {"messages": [call("call_1"), ToolMessage("x 1", tool_call_id="call_1")]}
+
+    async def second(state: MessagesState):
+        return {
+            "messages": [
+                call(second_call_id),
+                ToolMessage("x 2", tool_call_id=second_call_id),
+                AIMessage(content="done"),
+            ]
+        }
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("first", first)
+    builder.add_node("second", second)
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "second")
+    builder.add_edge("second", END)
+    return builder.compile()
+
+
+async def test_a_public_call_id_emitted_twice_fails_the_response(make_client):
+    graphs = {
+        name: GraphConfig(
+            graph=_two_step_graph(second),
+            description="d",
+            server_tools=["package_version"],
+        )
+        for name, second in (("distinct", "call_2"), ("repeated", "call_1"))
+    }
+    client = make_client(graphs)
+
+    ok = await client.responses.create(model="distinct", input="x", tools=[CUSTOM])
+    with pytest.raises(openai.InternalServerError):
+        await client.responses.create(model="repeated", input="x", tools=[CUSTOM])
+
+    assert [item.call_id for item in ok.output if item.type == "custom_tool_call"] == [
+        "call_1",
+        "call_2",
+    ]
+
+
+def _subgraph_search_graph():
+    """A subgraph searches with its own private state; only a summary returns."""
+
+    class Private(TypedDict):
+        messages: list
+        summary: str
+
+    async def search(state: Private):
+        call = AIMessage(
+            content="",
+            tool_calls=[
+                {"id": "ws_private", "name": "web_search", "args": {"query": "q"}}
+            ],
+        )
+        return {
+            "messages": [call, ToolMessage("hits", tool_call_id="ws_private")],
+            "summary": "found",
+        }
+
+    inner = StateGraph(Private)
+    inner.add_node("search", search)
+    inner.add_edge(START, "search")
+    inner.add_edge("search", END)
+    research = inner.compile()
+
+    async def delegate(state: MessagesState):
+        result = await research.ainvoke({"messages": [], "summary": ""})
+        return {"messages": [AIMessage(content=f"Summary: {result['summary']}")]}
+
+    outer = StateGraph(MessagesState)
+    outer.add_node("delegate", delegate)
+    outer.add_edge(START, "delegate")
+    outer.add_edge("delegate", END)
+    return outer.compile()
+
+
+async def test_nested_subgraph_activity_stays_private(make_client):
+    client = make_client(
+        {
+            "nested": GraphConfig(
+                graph=_subgraph_search_graph(),
+                description="d",
+                server_tools=["web_search"],
+            )
+        }
+    )
+
+    response = await client.responses.create(model="nested", input="x", tools=[SEARCH])
+
+    assert [item.type for item in response.output] == ["message"]
+    assert response.output_text == "Summary: found"
