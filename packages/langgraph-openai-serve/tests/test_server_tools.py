@@ -89,9 +89,7 @@ async def test_streamed_custom_tool_matches_golden_transcript(client):
 
 
 async def test_web_search_streams_its_lifecycle_and_cites_sources(client, search):
-    _, events = await _events(
-        client, input="Please search graphs", tools=[SEARCH]
-    )
+    _, events = await _events(client, input="Please search graphs", tools=[SEARCH])
 
     lifecycle = [
         e["type"] for e in events if e["type"].startswith("response.web_search_call")
