@@ -21,6 +21,8 @@ from langgraph_openai_serve import (
 )
 from openai import AsyncOpenAI
 
+pytest_plugins = ["postgres_fixtures"]
+
 TESTS_DIR = Path(__file__).parent
 
 
@@ -67,16 +69,24 @@ def free_port() -> int:
 
 
 class LiveServer:
-    """A real uvicorn process serving ``live_app.py`` over TCP."""
+    """A real uvicorn process serving an app factory of the tests over TCP."""
 
-    def __init__(self, marker_dir: Path, ping_interval: float) -> None:
+    def __init__(
+        self,
+        marker_dir: Path,
+        ping_interval: float = 15.0,
+        *,
+        factory: str = "live_app:create_app",
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.port = free_port()
         self.marker_dir = marker_dir
-        env = {
+        environment = {
             **os.environ,
             "PYTHONPATH": str(TESTS_DIR),
             "LGOS_TEST_MARKER_DIR": str(marker_dir),
             "LGOS_SSE_PING_INTERVAL": str(ping_interval),
+            **(env or {}),
         }
         self.process = subprocess.Popen(
             [
@@ -84,7 +94,7 @@ class LiveServer:
                 "-m",
                 "uvicorn",
                 "--factory",
-                "live_app:create_app",
+                factory,
                 "--host",
                 "127.0.0.1",
                 "--port",
@@ -92,7 +102,7 @@ class LiveServer:
                 "--log-level",
                 "warning",
             ],
-            env=env,
+            env=environment,
         )
         self._wait_ready()
 
@@ -112,7 +122,14 @@ class LiveServer:
                 time.sleep(0.1)
         raise RuntimeError("the live LGOS server did not become ready in 20 s")
 
+    def kill(self) -> None:
+        """Stop at once, as a crash would (SIGKILL)."""
+        self.process.kill()
+        self.process.wait(timeout=5)
+
     def stop(self) -> None:
+        if self.process.poll() is not None:
+            return
         self.process.terminate()
         try:
             self.process.wait(timeout=5)

@@ -3,14 +3,21 @@
 from langgraph_openai_serve.graph.citations import Citation, citation_slice
 from langgraph_openai_serve.graph.client_settings import ClientSettings
 from langgraph_openai_serve.graph.config import GraphConfig
-from langgraph_openai_serve.graph.coordination import RunCoordinator
+from langgraph_openai_serve.graph.coordination import (
+    InMemoryRunCoordinator,
+    RunCoordinator,
+)
 from langgraph_openai_serve.graph.errors import (
     GraphConfigurationError,
     GraphError,
     GraphNotFoundError,
+    InterruptStateConflictError,
     InvalidRequestError,
     LGOSError,
+    PausedRunNotFoundError,
+    RunBusyError,
 )
+from langgraph_openai_serve.graph.expiry import delete_expired_interrupt_runs
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.graph.request import (
@@ -34,14 +41,19 @@ __all__ = [
     "GraphNotFoundError",
     "GraphRegistry",
     "GraphRequest",
+    "InMemoryRunCoordinator",
+    "InterruptStateConflictError",
     "InvalidRequestError",
     "LGOSError",
     "LanggraphOpenaiServe",
     "NamedFunctionToolChoice",
+    "PausedRunNotFoundError",
+    "RunBusyError",
     "RunCoordinator",
     "Settings",
     "citation_slice",
     "client_event",
+    "delete_expired_interrupt_runs",
     "request_principal",
     "status_event",
 ]

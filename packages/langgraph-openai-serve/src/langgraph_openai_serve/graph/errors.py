@@ -6,7 +6,10 @@ The hierarchy::
     ├── GraphConfigurationError   a graph or registry is set up wrongly (startup)
     ├── GraphNotFoundError        no graph is registered under a model id
     ├── InvalidRequestError       a request is rejected before the graph runs
-    └── GraphError                a graph run broke LGOS's output contract
+    ├── GraphError                a graph run broke LGOS's output contract
+    ├── RunBusyError              another holder has the run's coordinator lease
+    ├── InterruptStateConflictError  answers do not match the paused run
+    └── PausedRunNotFoundError    no paused run of this scope has that id
 
 These classes know nothing of HTTP. The OpenAI surface maps each one to its
 envelope in a single table (``openai/errors.py``).
@@ -55,3 +58,28 @@ class InvalidRequestError(LGOSError):
 
 class GraphError(LGOSError):
     """A graph run produced output that breaks LGOS's contract."""
+
+
+class RunBusyError(LGOSError):
+    """A run coordinator lease for this checkpoint key is already held.
+
+    Coordinators raise it at once instead of queueing: the same interrupt
+    operation is being read, resumed or run by another request or worker.
+    """
+
+    def __init__(self, key: str) -> None:
+        super().__init__("Another request is already running this operation.")
+        self.key = key
+
+
+class InterruptStateConflictError(LGOSError):
+    """A resume that does not match the durable pending interrupt batch:
+    missing or extra answers, a stale pause, or an already completed run."""
+
+
+class PausedRunNotFoundError(LGOSError, LookupError):
+    """``previous_response_id`` names no paused run reachable from this scope."""
+
+    def __init__(self, response_id: str) -> None:
+        super().__init__(f"No paused response '{response_id}' was found.")
+        self.response_id = response_id

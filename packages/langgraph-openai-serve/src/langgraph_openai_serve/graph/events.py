@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 from langgraph_openai_serve.graph.answer import Answer
+from langgraph_openai_serve.graph.interrupts import PendingInterrupt
 from langgraph_openai_serve.graph.server_tools import ServerToolCall, ServerToolResult
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
@@ -26,6 +27,20 @@ class RunCompleted:
     usage: Usage | None
 
 
+@dataclass(frozen=True, slots=True)
+class RunPaused:
+    """An interrupt run paused; ``text`` is what streamed before the pause."""
+
+    interrupts: tuple[PendingInterrupt, ...]
+    text: str
+    usage: Usage | None
+
+
 RunEvent: TypeAlias = (
-    TextDelta | StatusUpdate | ServerToolCall | ServerToolResult | RunCompleted
+    TextDelta
+    | StatusUpdate
+    | ServerToolCall
+    | ServerToolResult
+    | RunCompleted
+    | RunPaused
 )

@@ -8,20 +8,32 @@ the streamed text must equal the final message's text (assistant text parity).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import StreamMode
+from langgraph.types import Command, StreamMode
 
 from langgraph_openai_serve.graph.answer import Answer
 from langgraph_openai_serve.graph.config import AnyGraph, GraphConfig
 from langgraph_openai_serve.graph.errors import GraphConfigurationError, GraphError
-from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
+from langgraph_openai_serve.graph.events import (
+    RunCompleted,
+    RunEvent,
+    RunPaused,
+    TextDelta,
+)
 from langgraph_openai_serve.graph.features import GraphFeature
+from langgraph_openai_serve.graph.interrupts import (
+    InterruptPlan,
+    discard_run,
+    pending_interrupts,
+    plan_interrupt_run,
+)
 from langgraph_openai_serve.graph.request import GraphRequest
 from langgraph_openai_serve.graph.server_tools import (
     ServerToolCall,
@@ -55,6 +67,7 @@ class PreparedRun:
     """Server-wide handlers (Langfuse) added to the registered ones."""
     request_id: str | None = None
     replayed_call_ids: frozenset[str] = frozenset()
+    interrupt: InterruptPlan | None = None
 
 
 async def prepare_run(
@@ -64,6 +77,8 @@ async def prepare_run(
     *,
     callbacks: tuple[BaseCallbackHandler, ...] = (),
     request_id: str | None = None,
+    interrupt_thread: str | None = None,
+    answers: Mapping[str, str] | None = None,
 ) -> PreparedRun:
     """Resolve the graph and run the adapters.
 
@@ -71,7 +86,16 @@ async def prepare_run(
     response has started.
     """
     graph = await config.resolve_graph()
-    graph_input = await config.build_input(request, messages)
+    plan = (
+        await plan_interrupt_run(graph, interrupt_thread, answers)
+        if interrupt_thread is not None
+        else None
+    )
+    graph_input = (
+        Command(resume=dict(plan.resume))
+        if plan is not None and plan.resume is not None
+        else await config.build_input(request, messages)
+    )
     context = await config.build_context(request)
     if context is not None and graph.context_schema is None:
         raise GraphConfigurationError(
@@ -86,6 +110,7 @@ async def prepare_run(
         callbacks,
         request_id,
         replayed_call_ids(messages) if request.server_tools else frozenset(),
+        plan,
     )
 
 
@@ -101,6 +126,8 @@ def _runnable_config(run: PreparedRun, usage: UsageCollector) -> RunnableConfig:
             metadata["langfuse_session_id"] = conversation
         config["run_name"] = RUN_NAME
         config["metadata"] = metadata
+    if run.interrupt is not None:
+        config["configurable"] = {"thread_id": run.interrupt.thread_id}
     return config
 
 
@@ -117,17 +144,47 @@ async def run_graph(
         StreamParityError: streamed text does not equal the final text.
         GraphError / GraphConfigurationError: the output breaks the contract.
     """
+    plan = run.interrupt
+    if plan is not None and plan.existing:
+        yield RunPaused(plan.existing, "", None)
+        return
     usage = UsageCollector()
     runnable_config = _runnable_config(run, usage)
-    answer_nodes = run.config.streamable_node_names
-    streamed: list[str] = []
-    output = _NO_OUTPUT
     parts: AsyncIterator[Any] = run.graph.astream(
         run.input,
         runnable_config,
         context=run.context,
         stream_mode=_stream_modes(run, stream=stream, statuses=statuses),
+        # An interrupt run persists only when it pauses or finishes.
+        durability="exit" if plan is not None else None,
     )
+    if plan is None:
+        async for event in _drive(run, parts, usage, stream=stream):
+            yield event
+        return
+    settled = False
+    try:
+        async for event in _drive(run, parts, usage, stream=stream, plan=plan):
+            # The checkpoint must survive once a pause or completion is out.
+            settled = settled or isinstance(event, RunPaused | RunCompleted)
+            yield event
+    finally:
+        if not settled:
+            # Failed or cancelled before producing a batch: nothing to resume.
+            await asyncio.shield(discard_run(run.graph, plan.thread_id))
+
+
+async def _drive(
+    run: PreparedRun,
+    parts: AsyncIterator[Any],
+    usage: UsageCollector,
+    *,
+    stream: bool,
+    plan: InterruptPlan | None = None,
+) -> AsyncIterator[RunEvent]:
+    answer_nodes = run.config.streamable_node_names
+    streamed: list[str] = []
+    output = _NO_OUTPUT
     tools = (
         ServerToolTracker(frozenset(run.request.server_tools), run.replayed_call_ids)
         if run.request.server_tools
@@ -156,6 +213,13 @@ async def run_graph(
         if text:
             streamed.append(text)
             yield TextDelta(text)
+    if plan is not None:
+        where: RunnableConfig = {"configurable": {"thread_id": plan.thread_id}}
+        pending = pending_interrupts(await run.graph.aget_state(where))
+        if pending:
+            plan.check_new_batch(pending)
+            yield RunPaused(pending, "".join(streamed), usage.total)
+            return
     if output is _NO_OUTPUT:
         raise GraphError("The graph finished without producing output.")
     if tools is not None:
@@ -170,6 +234,8 @@ async def run_graph(
                 "The streamed answer text differs from the final message text; "
                 "check streamable_node_names, nostream tags or output_to_message."
             )
+    if plan is not None:
+        await discard_run(run.graph, plan.thread_id)  # terminal: nothing to keep
     yield RunCompleted(answer, usage.total)
 
 
@@ -188,11 +254,12 @@ def _stream_modes(
 
 async def run_to_completion(
     run: PreparedRun,
-) -> tuple[RunCompleted, tuple[ServerToolCall | ServerToolResult, ...]]:
-    """Drive a non-streaming run: its completion and server-tool activity."""
+) -> tuple[RunCompleted | RunPaused, tuple[ServerToolCall | ServerToolResult, ...]]:
+    """Drive a non-streaming run: its completion (or pause) and server-tool
+    activity."""
     activity: list[ServerToolCall | ServerToolResult] = []
     async for event in run_graph(run, stream=False):
-        if isinstance(event, RunCompleted):
+        if isinstance(event, RunCompleted | RunPaused):
             return event, tuple(activity)
         if isinstance(event, ServerToolCall | ServerToolResult):
             activity.append(event)

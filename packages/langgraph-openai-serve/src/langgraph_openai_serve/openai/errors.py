@@ -19,7 +19,13 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from langgraph_openai_serve.graph.errors import GraphNotFoundError, InvalidRequestError
+from langgraph_openai_serve.graph.errors import (
+    GraphNotFoundError,
+    InterruptStateConflictError,
+    InvalidRequestError,
+    PausedRunNotFoundError,
+    RunBusyError,
+)
 from langgraph_openai_serve.openai.jsonbody import json_response
 
 logger = logging.getLogger("langgraph_openai_serve")
@@ -124,6 +130,24 @@ def response_for(exc: Exception) -> Response:
             param=exc.param,
             code=exc.code,
         )
+    if isinstance(exc, RunBusyError):
+        return error_response(409, str(exc), "invalid_request_error", code="run_busy")
+    if isinstance(exc, InterruptStateConflictError):
+        return error_response(
+            409,
+            str(exc),
+            "invalid_request_error",
+            param="input",
+            code="interrupt_state_conflict",
+        )
+    if isinstance(exc, PausedRunNotFoundError):
+        return error_response(
+            404,
+            str(exc),
+            "invalid_request_error",
+            param="previous_response_id",
+            code="response_not_found",
+        )
     if isinstance(exc, ContextOverflowError):
         return error_response(
             400,
@@ -148,6 +172,9 @@ def install_error_handlers(app: FastAPI) -> None:
         HTTPException,
         GraphNotFoundError,
         InvalidRequestError,
+        RunBusyError,
+        InterruptStateConflictError,
+        PausedRunNotFoundError,
         ContextOverflowError,
     ):
         app.add_exception_handler(exc_class, _handle)

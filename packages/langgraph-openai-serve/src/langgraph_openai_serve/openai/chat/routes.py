@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from langgraph_openai_serve.graph.errors import InvalidRequestError
+from langgraph_openai_serve.graph.errors import GraphError, InvalidRequestError
+from langgraph_openai_serve.graph.events import RunCompleted
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.runner import (
     prepare_run,
@@ -73,5 +74,8 @@ async def create_chat_completion(
             stream_frames(events, encoder, log),
             ping_interval=state.ping_interval,
         )
-    completed, _ = await run_to_completion(run)  # Chat selects no server tools
+    # Chat selects no server tools and never runs interrupt graphs.
+    completed, _ = await run_to_completion(run)
+    if not isinstance(completed, RunCompleted):
+        raise GraphError("A Chat Completions run paused.")
     return json_response(completion_body(body.model, completed.answer, completed.usage))

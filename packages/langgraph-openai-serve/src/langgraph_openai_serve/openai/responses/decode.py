@@ -6,6 +6,11 @@ from collections.abc import Set
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from langgraph_openai_serve.graph.errors import InvalidRequestError
+from langgraph_openai_serve.graph.interrupts import (
+    INTERRUPT_TOOL_NAME,
+    interrupt_id_from_call_id,
+)
 from langgraph_openai_serve.graph.request import GraphRequest
 from langgraph_openai_serve.openai.responses import schemas
 from langgraph_openai_serve.openai.responses.replay import replay_messages
@@ -43,3 +48,61 @@ def decode_response_request(
     else:
         messages.extend(replay_messages(body.input, file_inputs=file_inputs))
     return request, messages
+
+
+def decode_resume(
+    body: schemas.ResponseCreateRequest, *, server_tools: Set[str] = frozenset()
+) -> tuple[GraphRequest, dict[str, str]]:
+    """A resume: ``previous_response_id`` plus only ``function_call_output``
+    items answering ``lgos_interrupt`` calls. Returns answers by interrupt id.
+
+    Raises:
+        InvalidRequestError: new instructions, other items, or call ids that
+            are not interrupt calls or repeat.
+    """
+    if body.instructions is not None:
+        raise InvalidRequestError(
+            "A resume continues the paused run; new instructions are not allowed.",
+            param="instructions",
+        )
+    items = body.input if isinstance(body.input, list) else None
+    if not items:
+        raise InvalidRequestError(
+            "A resume sends the function_call_output items answering the pause.",
+            param="input",
+        )
+    answers: dict[str, str] = {}
+    for index, item in enumerate(items):
+        if not isinstance(item, schemas.FunctionCallOutput):
+            raise InvalidRequestError(
+                "A resume may only contain function_call_output items.",
+                param=f"input.[{index}]",
+            )
+        interrupt_id = interrupt_id_from_call_id(item.call_id)
+        if interrupt_id is None or interrupt_id in answers:
+            raise InvalidRequestError(
+                f"'{item.call_id}' is not an unanswered lgos_interrupt call id.",
+                param=f"input.[{index}].call_id",
+            )
+        answers[interrupt_id] = item.output
+    tools = select_tools(body, server_tools)
+    request = GraphRequest(
+        model=body.model,
+        metadata=body.metadata or {},
+        user=body.user,
+        tools=tools.functions,
+        tool_choice=tools.tool_choice,
+        parallel_tool_calls=body.parallel_tool_calls,
+        server_tools=tools.server_tools,
+    )
+    return request, answers
+
+
+def ends_with_interrupt_answers(body: schemas.ResponseCreateRequest) -> bool:
+    """Whether the input ends like a resume (interrupt calls or answers)."""
+    if not isinstance(body.input, list) or not body.input:
+        return False
+    last = body.input[-1]
+    if isinstance(last, schemas.FunctionCallOutput):
+        return interrupt_id_from_call_id(last.call_id) is not None
+    return isinstance(last, schemas.FunctionCall) and last.name == INTERRUPT_TOOL_NAME

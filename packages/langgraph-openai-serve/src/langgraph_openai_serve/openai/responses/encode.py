@@ -13,7 +13,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from langgraph_openai_serve.graph.answer import Answer
-from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
+from langgraph_openai_serve.graph.events import (
+    RunCompleted,
+    RunEvent,
+    RunPaused,
+    TextDelta,
+)
+from langgraph_openai_serve.graph.interrupts import pause_answer
 from langgraph_openai_serve.graph.server_tools import ServerToolCall, ServerToolResult
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
@@ -365,6 +371,11 @@ async def stream_frames(
                 if log is not None:
                     log.stream_outcome = answer_status(event.answer)
                 yield encoder.finish(event.answer, event.usage)
+            elif type(event) is RunPaused:
+                if log is not None:
+                    log.stream_outcome = "paused"
+                answer = pause_answer(event.interrupts, event.text)
+                yield encoder.finish(answer, event.usage)
     except Exception:
         logger.exception("responses.stream_failed")
         if log is not None:

@@ -223,12 +223,16 @@ class ResponseShell:
     tools: list[dict[str, Any]]
     tool_choice: Any
     parallel_tool_calls: bool
+    previous_response_id: str | None = None
 
     @classmethod
-    def for_request(cls, body: ResponseCreateRequest) -> ResponseShell:
+    def for_request(
+        cls, body: ResponseCreateRequest, *, response_id: str | None = None
+    ) -> ResponseShell:
         choice = body.tool_choice
         return cls(
-            id=new_id("resp"),
+            id=response_id or new_id("resp"),
+            previous_response_id=body.previous_response_id,
             created_at=int(time.time()),
             model=body.model,
             instructions=body.instructions,
@@ -266,7 +270,7 @@ class ResponseShell:
             "model": self.model,
             "output": output,
             "parallel_tool_calls": self.parallel_tool_calls,
-            "previous_response_id": None,
+            "previous_response_id": self.previous_response_id,
             "store": False,
             "text": {"format": {"type": "text"}},
             "tool_choice": self.tool_choice,

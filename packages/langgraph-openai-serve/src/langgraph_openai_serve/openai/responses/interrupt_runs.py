@@ -1,0 +1,76 @@
+"""The lease and identity of an interrupt run, for one Responses request.
+
+Under the coordinator lease the route reads the checkpoint, validates a
+resume and runs the graph; the lease is taken before any response starts
+(so a busy run is a plain 409) and released when the run's stream or
+non-streaming call ends.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from langgraph_openai_serve.graph.checkpoint_keys import checkpoint_key
+from langgraph_openai_serve.graph.config import GraphConfig
+from langgraph_openai_serve.graph.interrupts import (
+    paused_response_id,
+    run_id_from_metadata,
+    run_id_from_response_id,
+)
+from langgraph_openai_serve.graph.request import GraphRequest
+from langgraph_openai_serve.openai.state import ServeState
+
+
+@dataclass(frozen=True, slots=True)
+class InterruptRun:
+    thread_id: str
+    response_id: str
+    lease: AbstractAsyncContextManager[None]
+
+    async def release(self) -> None:
+        await self.lease.__aexit__(None, None, None)
+
+
+async def open_interrupt_run(
+    state: ServeState,
+    config: GraphConfig,
+    request: Request,
+    graph_request: GraphRequest,
+    previous_response_id: str | None,
+) -> InterruptRun:
+    """Resolve scope and run id, derive the checkpoint key, take the lease.
+
+    Raises:
+        InvalidRequestError / PausedRunNotFoundError: a bad or foreign id.
+        RunBusyError: another request holds the run's lease.
+    """
+    scope = state.checkpoint_scope(request)
+    if inspect.isawaitable(scope):
+        scope = await scope
+    model = graph_request.model
+    run_id = (
+        run_id_from_response_id(previous_response_id, scope, model)
+        if previous_response_id is not None
+        else run_id_from_metadata(graph_request.metadata)
+    )
+    thread_id = checkpoint_key(scope, model, run_id)
+    assert config.run_coordinator is not None  # registration guarantees it
+    lease = config.run_coordinator.lease(thread_id)
+    await lease.__aenter__()
+    return InterruptRun(thread_id, paused_response_id(scope, model, run_id), lease)
+
+
+async def releasing(
+    run: InterruptRun, frames: AsyncIterator[bytes]
+) -> AsyncIterator[bytes]:
+    """Stream ``frames`` and release the run's lease when the stream ends."""
+    try:
+        async for frame in frames:
+            yield frame
+    finally:
+        await run.release()
