@@ -13,6 +13,12 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Mount
 
+from langgraph_openai_serve.background.memory import (
+    InMemoryResponseStore,
+    InProcessBackend,
+)
+from langgraph_openai_serve.background.protocol import BackgroundBackend, ResponseStore
+from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.integrations.langfuse import require_langfuse
 from langgraph_openai_serve.openai import health
@@ -21,7 +27,11 @@ from langgraph_openai_serve.openai.context import RequestContextMiddleware
 from langgraph_openai_serve.openai.errors import install_error_handlers
 from langgraph_openai_serve.openai.models import routes as model_routes
 from langgraph_openai_serve.openai.responses import routes as response_routes
-from langgraph_openai_serve.openai.state import CheckpointScope, ServeState
+from langgraph_openai_serve.openai.state import (
+    BackgroundRuntime,
+    CheckpointScope,
+    ServeState,
+)
 from langgraph_openai_serve.settings import Settings, normalize_prefix
 
 logger = logging.getLogger("langgraph_openai_serve")
@@ -48,6 +58,8 @@ class LanggraphOpenaiServe:
         checkpoint_scope: CheckpointScope | None = None,
         *,
         settings: Settings | None = None,
+        response_store: ResponseStore | None = None,
+        background_backend: BackgroundBackend | None = None,
     ) -> None:
         if not isinstance(graphs, GraphRegistry):
             raise TypeError("graphs must be a GraphRegistry")
@@ -56,6 +68,9 @@ class LanggraphOpenaiServe:
         self.app = app if app is not None else FastAPI(title=_TITLE, version=_version())
         self.checkpoint_scope: CheckpointScope = checkpoint_scope or _default_scope
         self._openai_app: FastAPI | None = None
+        # Background Responses default to this process (memory store, tasks).
+        self.response_store = response_store
+        self.background_backend = background_backend
         # Host integrations can find the registry without the mounted sub-app.
         self.app.state.graph_registry = graphs
 
@@ -86,6 +101,7 @@ class LanggraphOpenaiServe:
             created=int(time.time()),
             langfuse=settings.ENABLE_LANGFUSE,
             chat_status_as_reasoning=settings.CHAT_STATUS_AS_REASONING,
+            background=self._background_runtime(),
         )
         install_error_handlers(openai_app)
         # Added last = outermost: CORS answers preflights before auth runs.
@@ -113,6 +129,18 @@ class LanggraphOpenaiServe:
             len(self.graph_registry.registry),
         )
         return self
+
+    def _background_runtime(self) -> BackgroundRuntime | None:
+        wanted = any(
+            config.supports(GraphFeature.BACKGROUND)
+            for config in self.graph_registry.registry.values()
+        )
+        if not wanted and self.background_backend is None:
+            return None
+        return BackgroundRuntime(
+            store=self.response_store or InMemoryResponseStore(),
+            backend=self.background_backend or InProcessBackend(),
+        )
 
     def _wrap_lifespan(self) -> None:
         host_lifespan = self.app.router.lifespan_context

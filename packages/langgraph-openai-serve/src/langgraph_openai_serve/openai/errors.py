@@ -21,9 +21,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from langgraph_openai_serve.graph.errors import (
     GraphNotFoundError,
+    IdempotencyKeyReusedError,
     InterruptStateConflictError,
     InvalidRequestError,
     PausedRunNotFoundError,
+    ResponseNotFoundError,
     RunBusyError,
 )
 from langgraph_openai_serve.openai.jsonbody import json_response
@@ -148,6 +150,18 @@ def response_for(exc: Exception) -> Response:
             param="previous_response_id",
             code="response_not_found",
         )
+    if isinstance(exc, ResponseNotFoundError):
+        return error_response(
+            404, str(exc), "invalid_request_error", code="response_not_found"
+        )
+    if isinstance(exc, IdempotencyKeyReusedError):
+        return error_response(
+            422,
+            str(exc),
+            "invalid_request_error",
+            param="Idempotency-Key",
+            code="idempotency_key_reused",
+        )
     if isinstance(exc, ContextOverflowError):
         return error_response(
             400,
@@ -175,6 +189,8 @@ def install_error_handlers(app: FastAPI) -> None:
         RunBusyError,
         InterruptStateConflictError,
         PausedRunNotFoundError,
+        ResponseNotFoundError,
+        IdempotencyKeyReusedError,
         ContextOverflowError,
     ):
         app.add_exception_handler(exc_class, _handle)

@@ -2,16 +2,42 @@
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fastapi import Request
 from langchain_core.callbacks import BaseCallbackHandler
 
+from langgraph_openai_serve.background.protocol import (
+    BackgroundBackend,
+    Executor,
+    ResponseStore,
+)
+from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.integrations.langfuse import get_langfuse_callback
 
 CheckpointScope = Callable[[Request], str | Awaitable[str]]
+
+
+@dataclass(slots=True)
+class BackgroundRuntime:
+    """The store and backend of background Responses, started lazily."""
+
+    store: ResponseStore
+    backend: BackgroundBackend
+    started: bool = False
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def ensure_started(self, executor: Executor) -> None:
+        if self.started:
+            return
+        async with self.lock:
+            if not self.started:
+                await self.backend.start(executor)
+                self.started = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +49,19 @@ class ServeState:
     """Unix time reported as every model's ``created``."""
     langfuse: bool = False
     chat_status_as_reasoning: bool = False
+    background: BackgroundRuntime | None = None
+    """Set when some graph declares ``GraphFeature.BACKGROUND``."""
+
+    async def scope_for(self, request: Request) -> str:
+        """The server-trusted checkpoint scope of ``request``."""
+        scope = self.checkpoint_scope(request)
+        if inspect.isawaitable(scope):
+            scope = await scope
+        if not isinstance(scope, str) or not scope:
+            raise GraphConfigurationError(
+                "checkpoint_scope must return a non-empty string."
+            )
+        return scope
 
     def callbacks(self) -> tuple[BaseCallbackHandler, ...]:
         """Server-wide callbacks for one graph run."""

@@ -8,12 +8,10 @@ non-streaming call ends.
 
 from __future__ import annotations
 
-import inspect
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-
-from fastapi import Request
 
 from langgraph_openai_serve.graph.checkpoint_keys import checkpoint_key
 from langgraph_openai_serve.graph.config import GraphConfig
@@ -23,7 +21,6 @@ from langgraph_openai_serve.graph.interrupts import (
     run_id_from_response_id,
 )
 from langgraph_openai_serve.graph.request import GraphRequest
-from langgraph_openai_serve.openai.state import ServeState
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,32 +34,34 @@ class InterruptRun:
 
 
 async def open_interrupt_run(
-    state: ServeState,
     config: GraphConfig,
-    request: Request,
+    scope: str,
     graph_request: GraphRequest,
     previous_response_id: str | None,
+    run_id: uuid.UUID | None = None,
 ) -> InterruptRun:
-    """Resolve scope and run id, derive the checkpoint key, take the lease.
+    """Derive the run id and checkpoint key in ``scope``, take the lease.
 
     Raises:
         InvalidRequestError / PausedRunNotFoundError: a bad or foreign id.
         RunBusyError: another request holds the run's lease.
     """
-    scope = state.checkpoint_scope(request)
-    if inspect.isawaitable(scope):
-        scope = await scope
     model = graph_request.model
-    run_id = (
-        run_id_from_response_id(previous_response_id, scope, model)
-        if previous_response_id is not None
-        else run_id_from_metadata(graph_request.metadata)
-    )
+    run_id = run_id or interrupt_run_id(scope, graph_request, previous_response_id)
     thread_id = checkpoint_key(scope, model, run_id)
     assert config.run_coordinator is not None  # registration guarantees it
     lease = config.run_coordinator.lease(thread_id)
     await lease.__aenter__()
     return InterruptRun(thread_id, paused_response_id(scope, model, run_id), lease)
+
+
+def interrupt_run_id(
+    scope: str, graph_request: GraphRequest, previous_response_id: str | None
+) -> uuid.UUID:
+    """The run a request addresses: the paused one it answers, or a new one."""
+    if previous_response_id is not None:
+        return run_id_from_response_id(previous_response_id, scope, graph_request.model)
+    return run_id_from_metadata(graph_request.metadata)
 
 
 async def releasing(

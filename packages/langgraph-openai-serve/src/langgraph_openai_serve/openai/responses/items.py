@@ -224,15 +224,21 @@ class ResponseShell:
     tool_choice: Any
     parallel_tool_calls: bool
     previous_response_id: str | None = None
+    background: bool = False
 
     @classmethod
     def for_request(
-        cls, body: ResponseCreateRequest, *, response_id: str | None = None
+        cls,
+        body: ResponseCreateRequest,
+        *,
+        response_id: str | None = None,
+        background: bool = False,
     ) -> ResponseShell:
         choice = body.tool_choice
         return cls(
             id=response_id or new_id("resp"),
             previous_response_id=body.previous_response_id,
+            background=background,
             created_at=int(time.time()),
             model=body.model,
             instructions=body.instructions,
@@ -262,7 +268,7 @@ class ResponseShell:
             "object": "response",
             "created_at": self.created_at,
             "status": status,
-            "background": False,
+            "background": self.background,
             "error": error,
             "incomplete_details": incomplete,
             "instructions": self.instructions,

@@ -1,55 +1,51 @@
-"""``POST /responses``: the foreground Responses API (and interrupt resumes)."""
+"""``/responses``: create (foreground or background), retrieve and cancel."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
-from langchain_core.messages import BaseMessage
+from typing import Annotated
+
+from fastapi import APIRouter, Header, Query, Request
 from starlette.responses import Response
 
-from langgraph_openai_serve.graph.errors import InvalidRequestError
+from langgraph_openai_serve.graph.errors import (
+    InvalidRequestError,
+    ResponseNotFoundError,
+)
 from langgraph_openai_serve.graph.events import RunPaused
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.interrupts import pause_answer
-from langgraph_openai_serve.graph.runner import (
-    prepare_run,
-    run_graph,
-    run_to_completion,
-)
+from langgraph_openai_serve.graph.runner import run_graph, run_to_completion
 from langgraph_openai_serve.openai.context import request_log
 from langgraph_openai_serve.openai.jsonbody import json_response
-from langgraph_openai_serve.openai.responses.decode import (
-    decode_response_request,
-    decode_resume,
-    ends_with_interrupt_answers,
-)
+from langgraph_openai_serve.openai.responses import background
+from langgraph_openai_serve.openai.responses.decode import ends_with_interrupt_answers
 from langgraph_openai_serve.openai.responses.encode import (
     ResponseStreamEncoder,
     stream_frames,
 )
-from langgraph_openai_serve.openai.responses.interrupt_runs import (
-    InterruptRun,
-    open_interrupt_run,
-    releasing,
-)
-from langgraph_openai_serve.openai.responses.items import ResponseShell
+from langgraph_openai_serve.openai.responses.interrupt_runs import releasing
+from langgraph_openai_serve.openai.responses.runs import open_run
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.sse import EventStreamResponse
-from langgraph_openai_serve.openai.state import serve_state
+from langgraph_openai_serve.openai.state import (
+    BackgroundRuntime,
+    ServeState,
+    serve_state,
+)
 
 router = APIRouter()
 
 
 @router.post("/responses", response_model=None)
-async def create_response(body: ResponseCreateRequest, request: Request) -> Response:
+async def create_response(
+    body: ResponseCreateRequest,
+    request: Request,
+    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
+) -> Response:
     """Run the graph registered as ``body.model`` and return a Response."""
     state = serve_state(request)
     config = state.registry.get_graph(body.model)
     interrupts = config.supports(GraphFeature.INTERRUPTS)
-    if body.background:
-        raise InvalidRequestError(
-            f"Model '{body.model}' does not support background responses.",
-            param="background",
-        )
     resuming = body.previous_response_id is not None
     if resuming and not interrupts:
         raise InvalidRequestError(
@@ -65,46 +61,99 @@ async def create_response(body: ResponseCreateRequest, request: Request) -> Resp
     log = request_log(request)
     if log is not None:
         log.model = body.model
-    server_tools = frozenset(config.server_tools)
-    answers = None
-    if resuming:
-        graph_request, answers = decode_resume(body, server_tools=server_tools)
-        messages: list[BaseMessage] = []
-    else:
-        graph_request, messages = decode_response_request(
-            body,
-            file_inputs=config.supports(GraphFeature.FILE_INPUTS),
-            server_tools=server_tools,
-        )
-    lease: InterruptRun | None = None
-    if interrupts:
-        lease = await open_interrupt_run(
-            state, config, request, graph_request, body.previous_response_id
-        )
+    scope = await state.scope_for(request)
+    if body.background:
+        if not config.supports(GraphFeature.BACKGROUND):
+            raise InvalidRequestError(
+                f"Model '{body.model}' does not support background responses.",
+                param="background",
+            )
+        return await _submit_background(state, body, scope, idempotency_key)
+    opened = await open_run(
+        state, config, body, scope=scope, request_id=log.request_id if log else None
+    )
+    lease = opened.lease
     try:
-        run = await prepare_run(
-            config,
-            graph_request,
-            messages,
-            callbacks=state.callbacks(),
-            request_id=log.request_id if log else None,
-            interrupt_thread=lease.thread_id if lease else None,
-            answers=answers,
-        )
-        shell = ResponseShell.for_request(
-            body, response_id=lease.response_id if lease else None
-        )
         if body.stream:
-            events = run_graph(run, stream=True, statuses=True)
-            frames = stream_frames(events, ResponseStreamEncoder(shell), log)
+            events = run_graph(opened.run, stream=True, statuses=True)
+            frames = stream_frames(events, ResponseStreamEncoder(opened.shell), log)
             if lease is not None:
                 frames, lease = releasing(lease, frames), None
             return EventStreamResponse(frames, ping_interval=state.ping_interval)
-        completed, activity = await run_to_completion(run)
+        completed, activity = await run_to_completion(opened.run)
     finally:
         if lease is not None:
             await lease.release()
     if isinstance(completed, RunPaused):
         answer = pause_answer(completed.interrupts, completed.text)
-        return json_response(shell.final_body(answer, completed.usage))
-    return json_response(shell.final_body(completed.answer, completed.usage, activity))
+        return json_response(opened.shell.final_body(answer, completed.usage))
+    return json_response(
+        opened.shell.final_body(completed.answer, completed.usage, activity)
+    )
+
+
+async def _submit_background(
+    state: ServeState,
+    body: ResponseCreateRequest,
+    scope: str,
+    idempotency_key: str | None,
+) -> Response:
+    runtime = _runtime(state)
+    snapshot = await background.submit(
+        state,
+        runtime,
+        body,
+        scope=scope,
+        idempotency_key=background.check_idempotency_key(idempotency_key),
+    )
+    if body.stream:
+        return EventStreamResponse(
+            background.replay(runtime, snapshot["id"], -1),
+            ping_interval=state.ping_interval,
+        )
+    return json_response(snapshot)
+
+
+@router.get("/responses/{response_id}", response_model=None)
+async def retrieve_response(
+    response_id: str,
+    request: Request,
+    stream: bool = False,
+    starting_after: Annotated[int, Query(ge=-1)] = -1,
+) -> Response:
+    """The current snapshot of a background Response, or its event stream
+    from ``starting_after`` (any API process can serve it)."""
+    state = serve_state(request)
+    runtime = _runtime(state, response_id)
+    snapshot = await runtime.store.get(response_id, await state.scope_for(request))
+    if snapshot is None:
+        raise ResponseNotFoundError(response_id)
+    if stream:
+        return EventStreamResponse(
+            background.replay(runtime, response_id, starting_after),
+            ping_interval=state.ping_interval,
+        )
+    return json_response(snapshot)
+
+
+@router.post("/responses/{response_id}/cancel", response_model=None)
+async def cancel_response(response_id: str, request: Request) -> Response:
+    """Cancel a background Response; cancelling a finished one changes nothing."""
+    state = serve_state(request)
+    runtime = _runtime(state, response_id)
+    scope = await state.scope_for(request)
+    if await runtime.store.get(response_id, scope) is None:
+        raise ResponseNotFoundError(response_id)
+    await background.cancel(runtime, response_id)
+    snapshot = await runtime.store.get(response_id, scope)
+    return json_response(snapshot)
+
+
+def _runtime(state: ServeState, response_id: str | None = None) -> BackgroundRuntime:
+    if state.background is None:
+        if response_id is not None:
+            raise ResponseNotFoundError(response_id)
+        raise InvalidRequestError(
+            "Background responses are not enabled.", param="background"
+        )
+    return state.background

@@ -1,0 +1,145 @@
+"""In-process background runs: a memory store and an asyncio-task backend.
+
+The embedded default: everything lives in this process, so it suits tests
+and a single development server. Jobs run as asyncio tasks, bounded by a
+concurrency limit; cancelling one cancels its task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph_openai_serve.background.protocol import (
+    TERMINAL_STATUSES,
+    BackgroundJob,
+    Executor,
+    StoredEvent,
+)
+from langgraph_openai_serve.graph.errors import IdempotencyKeyReusedError
+
+logger = logging.getLogger("langgraph_openai_serve")
+
+
+@dataclass
+class _Record:
+    job: BackgroundJob
+    snapshot: dict[str, Any]
+    events: list[StoredEvent] = field(default_factory=list)
+    cancel: bool = False
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class InMemoryResponseStore:
+    """A ``ResponseStore`` in this process's memory."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, _Record] = {}
+        self._keys: dict[tuple[str, str], tuple[str, str | None]] = {}
+
+    async def create(
+        self,
+        job: BackgroundJob,
+        snapshot: dict[str, Any],
+        *,
+        idempotency_key: str | None = None,
+        body_digest: str | None = None,
+    ) -> tuple[dict[str, Any], bool]:
+        if idempotency_key is not None:
+            known = self._keys.get((job.scope, idempotency_key))
+            if known is not None:
+                response_id, digest = known
+                if digest != body_digest:
+                    raise IdempotencyKeyReusedError(idempotency_key)
+                return self._records[response_id].snapshot, False
+            self._keys[(job.scope, idempotency_key)] = (job.response_id, body_digest)
+        self._records[job.response_id] = _Record(job, snapshot)
+        return snapshot, True
+
+    async def get(self, response_id: str, scope: str) -> dict[str, Any] | None:
+        record = self._records.get(response_id)
+        if record is None or record.job.scope != scope:
+            return None
+        return record.snapshot
+
+    async def job(self, response_id: str) -> BackgroundJob | None:
+        record = self._records.get(response_id)
+        return record.job if record else None
+
+    def _notify(self, record: _Record) -> None:
+        record.changed.set()
+        record.changed = asyncio.Event()
+
+    async def set_snapshot(self, response_id: str, snapshot: dict[str, Any]) -> None:
+        record = self._records[response_id]
+        record.snapshot = snapshot
+        self._notify(record)
+
+    async def append_events(self, response_id: str, frames: list[bytes]) -> None:
+        record = self._records[response_id]
+        start = len(record.events)
+        record.events.extend(
+            StoredEvent(start + offset, frame) for offset, frame in enumerate(frames)
+        )
+        self._notify(record)
+
+    async def events(self, response_id: str, after: int) -> AsyncIterator[StoredEvent]:
+        record = self._records[response_id]
+        position = after + 1
+        while True:
+            changed = record.changed
+            while position < len(record.events):
+                yield record.events[position]
+                position += 1
+            if record.snapshot.get("status") in TERMINAL_STATUSES:
+                return
+            await changed.wait()
+
+    async def request_cancel(self, response_id: str) -> bool:
+        record = self._records[response_id]
+        if record.snapshot.get("status") in TERMINAL_STATUSES:
+            return False
+        record.cancel = True
+        return True
+
+    async def cancel_requested(self, response_id: str) -> bool:
+        return self._records[response_id].cancel
+
+
+class InProcessBackend:
+    """Runs jobs as asyncio tasks of this process, at most ``concurrency`` at once."""
+
+    def __init__(self, concurrency: int = 8) -> None:
+        self._limit = asyncio.Semaphore(concurrency)
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._executor: Executor | None = None
+
+    async def start(self, executor: Executor) -> None:
+        self._executor = executor
+
+    async def stop(self) -> None:
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def submit(self, job: BackgroundJob) -> None:
+        if self._executor is None:
+            raise RuntimeError("the background backend has not been started")
+        executor = self._executor
+
+        async def run() -> None:
+            async with self._limit:
+                await executor(job)
+
+        task = asyncio.create_task(run(), name=f"lgos-background-{job.response_id}")
+        self._tasks[job.response_id] = task
+        task.add_done_callback(lambda _: self._tasks.pop(job.response_id, None))
+
+    async def cancel(self, response_id: str) -> None:
+        task = self._tasks.get(response_id)
+        if task is not None:
+            task.cancel()

@@ -1,0 +1,95 @@
+"""Opening one Responses run: decode, lease (interrupt graphs), prepare.
+
+The foreground route and the background executor open runs the same way, so
+a background Response produces the same output as the foreground run.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from langchain_core.messages import BaseMessage
+
+from langgraph_openai_serve.graph.config import GraphConfig
+from langgraph_openai_serve.graph.features import GraphFeature
+from langgraph_openai_serve.graph.request import GraphRequest
+from langgraph_openai_serve.graph.runner import PreparedRun, prepare_run
+from langgraph_openai_serve.openai.responses.decode import (
+    decode_response_request,
+    decode_resume,
+)
+from langgraph_openai_serve.openai.responses.interrupt_runs import (
+    InterruptRun,
+    open_interrupt_run,
+)
+from langgraph_openai_serve.openai.responses.items import ResponseShell
+from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
+from langgraph_openai_serve.openai.state import ServeState
+
+
+@dataclass(frozen=True, slots=True)
+class OpenRun:
+    run: PreparedRun
+    shell: ResponseShell
+    lease: InterruptRun | None
+    """Held for interrupt graphs; the caller releases it when the run ends."""
+
+
+def decode(
+    body: ResponseCreateRequest, config: GraphConfig
+) -> tuple[GraphRequest, list[BaseMessage], dict[str, str] | None]:
+    """Validate and normalize a request: (request, messages, resume answers)."""
+    server_tools = frozenset(config.server_tools)
+    if body.previous_response_id is not None:
+        graph_request, answers = decode_resume(body, server_tools=server_tools)
+        return graph_request, [], answers
+    graph_request, messages = decode_response_request(
+        body,
+        file_inputs=config.supports(GraphFeature.FILE_INPUTS),
+        server_tools=server_tools,
+    )
+    return graph_request, messages, None
+
+
+async def open_run(
+    state: ServeState,
+    config: GraphConfig,
+    body: ResponseCreateRequest,
+    *,
+    scope: str,
+    request_id: str | None = None,
+    response_id: str | None = None,
+    run_id: uuid.UUID | None = None,
+) -> OpenRun:
+    """Decode, take an interrupt run's lease, and prepare the graph run.
+
+    Raises whatever decoding, leasing or the adapters raise; a lease taken
+    here is released again before the error propagates.
+    """
+    graph_request, messages, answers = decode(body, config)
+    lease = None
+    if config.supports(GraphFeature.INTERRUPTS):
+        lease = await open_interrupt_run(
+            config, scope, graph_request, body.previous_response_id, run_id
+        )
+    try:
+        run = await prepare_run(
+            config,
+            graph_request,
+            messages,
+            callbacks=state.callbacks(),
+            request_id=request_id,
+            interrupt_thread=lease.thread_id if lease else None,
+            answers=answers,
+        )
+    except BaseException:
+        if lease is not None:
+            await lease.release()
+        raise
+    shell = ResponseShell.for_request(
+        body,
+        response_id=response_id or (lease.response_id if lease else None),
+        background=bool(body.background),
+    )
+    return OpenRun(run, shell, lease)

@@ -1,0 +1,278 @@
+"""Background Responses with the in-process backend, through the SDK."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+
+import httpx
+import openai
+import pytest
+from interrupt_graphs import refund_graph
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph_openai_serve import (
+    GraphConfig,
+    GraphFeature,
+    GraphRegistry,
+    InMemoryRunCoordinator,
+    LanggraphOpenaiServe,
+    Settings,
+)
+from langgraph_openai_serve.background.memory import InProcessBackend
+from support import one_node_graph, scripted_graph, sse_events
+
+pytestmark = pytest.mark.anyio
+
+
+class Gate:
+    """Lets a test hold a graph run open and see it cancelled."""
+
+    def __init__(self) -> None:
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+        self.cancelled = asyncio.Event()
+
+    async def node(self, state):
+        self.entered.set()
+        try:
+            await self.release.wait()
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
+        return {"messages": [AIMessage(content="released")]}
+
+
+@pytest.fixture
+def gate():
+    return Gate()
+
+
+@pytest.fixture
+def runs():
+    return Counter()
+
+
+@pytest.fixture
+def client(gate, runs):
+    background = {GraphFeature.BACKGROUND}
+    interrupt_features = {GraphFeature.BACKGROUND, GraphFeature.INTERRUPTS}
+    registry = GraphRegistry(
+        registry={
+            "bg": GraphConfig(
+                graph=scripted_graph(responder=lambda _: "Long work is done."),
+                description="background",
+                features=background,
+            ),
+            "gated": GraphConfig(
+                graph=one_node_graph(gate.node),
+                description="gated",
+                features=background,
+            ),
+            "failing": GraphConfig(
+                graph=scripted_graph(RuntimeError("secret")),
+                description="fails",
+                features=background,
+            ),
+            "foreground": GraphConfig(graph=scripted_graph("x"), description="fg"),
+            "refund": GraphConfig(
+                graph=refund_graph(InMemorySaver(), runs),
+                description="refund",
+                features=interrupt_features,
+                run_coordinator=InMemoryRunCoordinator(),
+            ),
+        }
+    )
+    server = LanggraphOpenaiServe(
+        graphs=registry,
+        checkpoint_scope=lambda request: request.headers.get("x-tenant", "default"),
+        settings=Settings(),
+        background_backend=InProcessBackend(concurrency=1),
+    ).bind_openai_api()
+    http = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=server.app), base_url="http://t"
+    )
+    return openai.AsyncOpenAI(
+        base_url="http://t/v1", api_key="x", http_client=http, max_retries=0
+    )
+
+
+async def _wait_for(client, response_id, status, **options):
+    for _ in range(200):
+        response = await client.responses.retrieve(response_id, **options)
+        if response.status == status:
+            return response
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{response_id} never reached {status}: {response.status}")
+
+
+async def test_submit_returns_queued_then_polling_reaches_the_foreground_output(client):
+    foreground = await client.responses.create(model="bg", input="Go")
+    queued = await client.responses.create(model="bg", input="Go", background=True)
+
+    done = await _wait_for(client, queued.id, "completed")
+
+    assert queued.status == "queued"
+    assert queued.background is True
+    assert done.output_text == foreground.output_text == "Long work is done."
+    assert done.usage.output_tokens == foreground.usage.output_tokens
+
+
+async def test_cancel_while_running_cancels_the_graph_task(client, gate):
+    submitted = await client.responses.create(
+        model="gated", input="Go", background=True
+    )
+    await asyncio.wait_for(gate.entered.wait(), 2)
+
+    cancelled = await client.responses.cancel(submitted.id)
+    again = await client.responses.cancel(submitted.id)
+
+    assert cancelled.status == "cancelled"
+    assert again.status == "cancelled"
+    assert gate.cancelled.is_set()
+
+
+async def test_cancel_while_queued_never_starts_the_run(client, gate):
+    blocker = await client.responses.create(model="gated", input="Go", background=True)
+    await asyncio.wait_for(gate.entered.wait(), 2)
+    queued = await client.responses.create(model="bg", input="Go", background=True)
+
+    cancelled = await client.responses.cancel(queued.id)
+    gate.release.set()
+    await _wait_for(client, blocker.id, "completed")
+    await asyncio.sleep(0.05)
+
+    assert cancelled.status == "cancelled"
+    assert (await client.responses.retrieve(queued.id)).status == "cancelled"
+
+
+async def test_a_raising_run_ends_failed_with_the_error_envelope(client):
+    submitted = await client.responses.create(
+        model="failing", input="Go", background=True
+    )
+
+    failed = await _wait_for(client, submitted.id, "failed")
+
+    assert failed.error.code == "server_error"
+    assert failed.error.message == "Internal server error"
+
+
+async def test_idempotency_key_returns_the_original_and_rejects_another_body(
+    client, runs
+):
+    headers = {"Idempotency-Key": "order-42"}
+    first = await client.responses.create(
+        model="bg", input="Go", background=True, extra_headers=headers
+    )
+    retry = await client.responses.create(
+        model="bg", input="Go", background=True, extra_headers=headers
+    )
+    with pytest.raises(openai.UnprocessableEntityError) as reused:
+        await client.responses.create(
+            model="bg", input="Something else", background=True, extra_headers=headers
+        )
+
+    assert retry.id == first.id
+    assert reused.value.body["code"] == "idempotency_key_reused"
+
+
+async def test_resumed_stream_yields_exactly_the_missing_events(client, gate):
+    submitted = await client.responses.create(model="bg", input="Go", background=True)
+    done = await _wait_for(client, submitted.id, "completed")
+    full = await client._client.get(
+        f"/v1/responses/{submitted.id}", params={"stream": "true"}
+    )
+    events = sse_events(full.text)
+    cut = 3
+
+    resumed = await client._client.get(
+        f"/v1/responses/{submitted.id}",
+        params={"stream": "true", "starting_after": cut},
+    )
+
+    rest = sse_events(resumed.text)
+    assert [e["sequence_number"] for e in rest] == [
+        e["sequence_number"] for e in events[cut + 1 :]
+    ]
+    assert rest == events[cut + 1 :]
+    assert rest[-1]["response"]["output"][0]["content"][0]["text"] == done.output_text
+
+
+async def test_background_stream_follows_the_run_live(client, gate):
+    async def release_once_running() -> None:
+        await gate.entered.wait()
+        gate.release.set()
+
+    # The in-process transport delivers a body once it is complete, so the
+    # run is released from a task rather than from inside the stream.
+    releaser = asyncio.create_task(release_once_running())
+    async with client.responses.stream(
+        model="gated", input="Go", background=True
+    ) as stream:
+        final = await stream.get_final_response()
+    await releaser
+
+    assert final.output_text == "released"
+    assert final.background is True
+
+
+async def test_unknown_foreground_and_foreign_ids_share_one_not_found(client):
+    foreground = await client.responses.create(model="foreground", input="x")
+    mine = await client.responses.create(model="bg", input="Go", background=True)
+
+    for response_id, headers in (
+        ("resp_unknown", {}),
+        (foreground.id, {}),
+        (mine.id, {"x-tenant": "someone-else"}),
+    ):
+        with pytest.raises(openai.NotFoundError) as caught:
+            await client.responses.retrieve(response_id, extra_headers=headers)
+        assert caught.value.body["code"] == "response_not_found"
+        with pytest.raises(openai.NotFoundError):
+            await client.responses.cancel(response_id, extra_headers=headers)
+
+
+async def test_background_needs_the_feature(client):
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.responses.create(model="foreground", input="x", background=True)
+
+    assert caught.value.body["param"] == "background"
+
+
+async def test_interrupt_runs_pause_and_resume_in_the_background(client, runs):
+    submitted = await client.responses.create(
+        model="refund", input="Refund", background=True
+    )
+    paused = await _wait_for(client, submitted.id, "completed")
+    (call,) = paused.output
+    resume = await client.responses.create(
+        model="refund",
+        background=True,
+        previous_response_id=paused.id,
+        input=[
+            {
+                "type": "function_call_output",
+                "call_id": call.call_id,
+                "output": "approve",
+            }
+        ],
+    )
+    resumed = await _wait_for(client, resume.id, "completed")
+    stale = await client.responses.create(
+        model="refund",
+        background=True,
+        previous_response_id=paused.id,
+        input=[
+            {
+                "type": "function_call_output",
+                "call_id": call.call_id,
+                "output": "approve",
+            }
+        ],
+    )
+    stale_result = await _wait_for(client, stale.id, "failed")
+
+    assert call.name == "lgos_interrupt"
+    assert resumed.output_text == "Refund approve."
+    assert stale_result.error.code == "server_error"
+    assert runs["answer"] == 1
