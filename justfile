@@ -3,7 +3,7 @@
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
 # Workspace members that carry tests (each has its own tests/ folder).
-members := "packages/langgraph-openai-serve services/files-api services/model-sync demos"
+members := "packages/langgraph-openai-serve services/files-api services/model-sync services/chainlit-ui demos bench"
 
 # uv sets UV to its own path in `uv run`; fall back to the one on PATH.
 uv := env("UV", "uv")
@@ -11,11 +11,10 @@ uv := env("UV", "uv")
 default:
     @just --list
 
-# Start everything the repository has: today the demo API on http://127.0.0.1:8000/v1
+# Start every demo process natively; the demo API on http://127.0.0.1:8000/v1. Ctrl+C stops all
 up host="127.0.0.1" port="8000":
     {{uv}} sync --frozen
-    @echo "LGOS demo API: http://{{host}}:{{port}}/v1 (models: echo, planner). Ctrl+C stops it."
-    {{uv}} run lgos-demo-api --host {{host}} --port {{port}}
+    {{uv}} run --frozen lgos-demo-stack --host {{host}} --port {{port}} --state-dir .state
 
 # Lint, type-check, then run every member's tests
 test: lint tools
@@ -31,7 +30,7 @@ lint:
     {{uv}} run --frozen ruff check .
     {{uv}} run --frozen ruff format --check .
     {{uv}} run --frozen mypy packages/langgraph-openai-serve/src services/files-api/src \
-        services/model-sync/src demos/src
+        services/model-sync/src services/chainlit-ui/src demos/src bench/src
 
 # Format and auto-fix
 fmt:
@@ -41,3 +40,7 @@ fmt:
 # Isolated tool environments the tests start (LiteLLM, pinned, outside the lock)
 tools:
     UV={{uv}} bash scripts/install-litellm.sh
+
+# LGOS against a hand-written baseline; writes bench/results/<timestamp>-<mode>.{md,json}
+bench *args:
+    {{uv}} run --frozen lgos-bench --profile {{args}}

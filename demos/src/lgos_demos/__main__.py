@@ -7,13 +7,22 @@ import argparse
 import uvicorn
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description="Serve the LGOS demo API.")
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        description="Serve the LGOS demo graphs. DEMO_* variables choose the "
+        "model, search engine and Files API they use."
+    )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
-    args = parser.parse_args()
+    parser.add_argument("--log-level", default="info")
+    args = parser.parse_args(argv)
     uvicorn.run(
-        "lgos_demos.app:create_app", factory=True, host=args.host, port=args.port
+        "lgos_demos.app:create_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        log_level=args.log_level,
+        timeout_graceful_shutdown=5,
     )
 
 

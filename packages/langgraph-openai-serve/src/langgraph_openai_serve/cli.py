@@ -9,6 +9,8 @@ registry attribute is a ``GraphRegistry`` or a callable returning one.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import importlib
 import os
 import sys
@@ -19,7 +21,8 @@ from fastapi import FastAPI
 
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.logs import configure_logging
-from langgraph_openai_serve.server import LanggraphOpenaiServe
+from langgraph_openai_serve.openai.responses.background import executor_for
+from langgraph_openai_serve.server import LanggraphOpenaiServe, postgres_background
 from langgraph_openai_serve.settings import Settings
 
 _FLAGS = {
@@ -77,6 +80,39 @@ def create_app() -> FastAPI:
     return app
 
 
+def _bound_server() -> LanggraphOpenaiServe:
+    settings = Settings()
+    configure_logging(settings.LOG_FORMAT, settings.LOG_LEVEL)
+    registry = load_registry(settings.REGISTRY)
+    return LanggraphOpenaiServe(graphs=registry, settings=settings).bind_openai_api()
+
+
+async def run_worker() -> None:
+    """Drain the PostgreSQL background queue with this registry's graphs."""
+    server = _bound_server()
+    await server.graph_registry.resolve_all()
+    state = server.openai_app.state.lgos
+    runtime = state.background
+    if runtime is None or not hasattr(runtime.backend, "run_worker"):
+        raise RegistryLoadError(
+            "lgos worker needs LGOS_BACKGROUND_BACKEND=postgres and a graph with "
+            "GraphFeature.BACKGROUND."
+        )
+    await runtime.backend.run_worker(
+        executor_for(state, runtime), concurrency=server.settings.BACKGROUND_CONCURRENCY
+    )
+
+
+async def setup_database() -> None:
+    """Create LGOS's background tables and procrastinate's schema."""
+    settings = Settings()
+    runtime = postgres_background(settings)
+    await runtime.store.setup()  # type: ignore[attr-defined]
+    await runtime.backend.setup()  # type: ignore[attr-defined]
+    await runtime.backend.stop()
+    await runtime.store.close()  # type: ignore[attr-defined]
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lgos", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -92,11 +128,27 @@ def _parser() -> argparse.ArgumentParser:
         help="seconds in-flight streams get to finish on shutdown",
     )
     serve.add_argument("--log-format", choices=["json", "text"])
+    worker = commands.add_parser(
+        "worker", help="run background Responses from the PostgreSQL queue"
+    )
+    worker.add_argument("--registry", help="module:attribute of a GraphRegistry")
+    commands.add_parser(
+        "db-setup", help="create the background tables (once, before API and workers)"
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = _parser().parse_args(argv)
+    if args.command == "db-setup":
+        asyncio.run(setup_database())
+        return
+    if args.command == "worker":
+        if args.registry:
+            os.environ["LGOS_REGISTRY"] = args.registry
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(run_worker())
+        return
     # Workers are separate processes that build their app from the
     # environment, so flags travel as LGOS_* variables.
     for flag, variable in _FLAGS.items():

@@ -18,6 +18,7 @@ from langgraph_openai_serve.background.memory import (
     InProcessBackend,
 )
 from langgraph_openai_serve.background.protocol import BackgroundBackend, ResponseStore
+from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.integrations.langfuse import require_langfuse
@@ -137,9 +138,17 @@ class LanggraphOpenaiServe:
         )
         if not wanted and self.background_backend is None:
             return None
+        if self.background_backend is not None:
+            return BackgroundRuntime(
+                store=self.response_store or InMemoryResponseStore(),
+                backend=self.background_backend,
+            )
+        settings = self.settings
+        if settings.BACKGROUND_BACKEND == "postgres":
+            return postgres_background(settings)
         return BackgroundRuntime(
             store=self.response_store or InMemoryResponseStore(),
-            backend=self.background_backend or InProcessBackend(),
+            backend=InProcessBackend(settings.BACKGROUND_CONCURRENCY),
         )
 
     def _wrap_lifespan(self) -> None:
@@ -154,6 +163,30 @@ class LanggraphOpenaiServe:
                 yield state
 
         self.app.router.lifespan_context = lifespan
+
+
+def postgres_background(settings: Settings) -> BackgroundRuntime:
+    """The PostgreSQL store and procrastinate backend ``settings`` describe."""
+    if settings.DATABASE_URL is None:
+        raise GraphConfigurationError(
+            "LGOS_BACKGROUND_BACKEND=postgres needs LGOS_DATABASE_URL."
+        )
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    from langgraph_openai_serve.integrations.postgres_store import (
+        PostgresResponseStore,
+    )
+    from langgraph_openai_serve.integrations.procrastinate import ProcrastinateBackend
+
+    url = settings.DATABASE_URL.get_secret_value()
+    pool = AsyncConnectionPool(
+        url,
+        open=False,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+    )
+    store = PostgresResponseStore(pool)
+    return BackgroundRuntime(store=store, backend=ProcrastinateBackend(url, store))
 
 
 def _version() -> str:

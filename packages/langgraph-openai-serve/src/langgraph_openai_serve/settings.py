@@ -44,6 +44,14 @@ class Settings(BaseSettings):
     """Forward visible status events to Chat Completions streams as
     ``reasoning_content`` deltas (an Open WebUI extension, not standard)."""
 
+    BACKGROUND_BACKEND: Literal["memory", "postgres"] = "memory"
+    """Where background Responses run: this process, or PostgreSQL (a
+    procrastinate queue drained by ``lgos worker`` processes)."""
+    DATABASE_URL: SecretStr | None = None
+    """PostgreSQL for the ``postgres`` background backend."""
+    BACKGROUND_CONCURRENCY: int = Field(default=8, ge=1)
+    """Background runs one process (API or worker) executes at once."""
+
     # Used by ``lgos serve`` only.
     REGISTRY: str | None = None
     """``module:attribute`` naming a GraphRegistry, or a callable making one."""

@@ -92,6 +92,16 @@ class ScriptedChatModel(BaseChatModel):
             generations=[ChatGeneration(message=self._next_reply(messages))]
         )
 
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        # Native async: LangChain would otherwise run _generate in a thread.
+        return self._generate(messages, stop, **kwargs)
+
     def _stream(
         self,
         messages: list[BaseMessage],

@@ -9,7 +9,7 @@ once with the executor it was started with; it never retries.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -35,7 +35,7 @@ class StoredEvent:
     """The SSE frame exactly as a foreground stream would send it."""
 
 
-Executor = Callable[[BackgroundJob], Awaitable[None]]
+Executor = Callable[[BackgroundJob], Coroutine[Any, Any, None]]
 
 
 class ResponseStore(Protocol):

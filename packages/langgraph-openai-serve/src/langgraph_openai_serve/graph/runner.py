@@ -9,7 +9,8 @@ the streamed text must equal the final message's text (assistant text parity).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -133,7 +134,7 @@ def _runnable_config(run: PreparedRun, usage: UsageCollector) -> RunnableConfig:
 
 async def run_graph(
     run: PreparedRun, *, stream: bool, statuses: bool = False
-) -> AsyncIterator[RunEvent]:
+) -> AsyncGenerator[RunEvent, None]:
     """Drive the graph once; yield text deltas (streaming) and the completion.
 
     With ``statuses`` (streaming only, graphs declaring
@@ -159,15 +160,18 @@ async def run_graph(
         durability="exit" if plan is not None else None,
     )
     if plan is None:
-        async for event in _drive(run, parts, usage, stream=stream):
-            yield event
+        async with aclosing(_drive(run, parts, usage, stream=stream)) as events:
+            async for event in events:
+                yield event
         return
     settled = False
     try:
-        async for event in _drive(run, parts, usage, stream=stream, plan=plan):
-            # The checkpoint must survive once a pause or completion is out.
-            settled = settled or isinstance(event, RunPaused | RunCompleted)
-            yield event
+        driven = _drive(run, parts, usage, stream=stream, plan=plan)
+        async with aclosing(driven) as events:
+            async for event in events:
+                # The checkpoint must survive once a pause or completion is out.
+                settled = settled or isinstance(event, RunPaused | RunCompleted)
+                yield event
     finally:
         if not settled:
             # Failed or cancelled before producing a batch: nothing to resume.
@@ -181,7 +185,7 @@ async def _drive(
     *,
     stream: bool,
     plan: InterruptPlan | None = None,
-) -> AsyncIterator[RunEvent]:
+) -> AsyncGenerator[RunEvent, None]:
     answer_nodes = run.config.streamable_node_names
     streamed: list[str] = []
     output = _NO_OUTPUT
@@ -258,9 +262,11 @@ async def run_to_completion(
     """Drive a non-streaming run: its completion (or pause) and server-tool
     activity."""
     activity: list[ServerToolCall | ServerToolResult] = []
-    async for event in run_graph(run, stream=False):
-        if isinstance(event, RunCompleted | RunPaused):
-            return event, tuple(activity)
-        if isinstance(event, ServerToolCall | ServerToolResult):
-            activity.append(event)
+    # aclosing: finish the generators here, not later in asyncio's finalizer.
+    async with aclosing(run_graph(run, stream=False)) as events:
+        async for event in events:
+            if isinstance(event, RunCompleted | RunPaused):
+                return event, tuple(activity)
+            if isinstance(event, ServerToolCall | ServerToolResult):
+                activity.append(event)
     raise GraphError("The graph run ended without completing.")

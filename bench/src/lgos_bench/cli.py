@@ -1,0 +1,133 @@
+"""``lgos-bench``: run the benchmark, or profile one scenario.
+
+lgos-bench                 full run (a few minutes)
+lgos-bench --quick         one concurrency, few requests (under a minute)
+lgos-bench --profile       full run, then py-spy where LGOS missed a target
+lgos-bench profile responses/stream/plain/c8
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from lgos_bench import report
+from lgos_bench.procstat import available_cores
+from lgos_bench.profile import compare_markdown, profile_server
+from lgos_bench.scenarios import FULL, QUICK, Api, Plan, Scenario
+from lgos_bench.servers import Placement
+from lgos_bench.suite import RunConfig, run_suite
+from lgos_bench.workload import DEFAULT_TOKENS, Workload
+
+PROFILE_SECONDS = 8.0
+
+
+def say(text: str) -> None:
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lgos-bench", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--quick", action="store_true", help="a run under a minute")
+    parser.add_argument("--tokens", type=int, default=DEFAULT_TOKENS)
+    parser.add_argument("--requests", type=int, help="requests per scenario at c=1")
+    parser.add_argument("--seconds", type=float, help="time bound per scenario")
+    parser.add_argument("--idle-streams", type=int, help="K for the idle-stream memory")
+    parser.add_argument("--out", type=Path, default=report.RESULTS_DIR)
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="profile LGOS and the baseline with py-spy where a CPU target is missed",
+    )
+    parser.add_argument(
+        "scenario",
+        nargs="*",
+        help="'profile KEY...' profiles scenarios (e.g. responses/stream/plain/c8)",
+    )
+    return parser
+
+
+def _plan(args: argparse.Namespace) -> Plan:
+    plan = QUICK if args.quick else FULL
+    changes: dict[str, Any] = {}
+    if args.requests:
+        changes["requests"] = args.requests
+    if args.seconds:
+        changes["seconds"] = args.seconds
+    if args.idle_streams:
+        changes["idle_streams"] = args.idle_streams
+    return dataclasses.replace(plan, **changes)
+
+
+def parse_key(key: str, plan: Plan) -> Scenario:
+    """``api/stream|json/model/cN`` -> a scenario."""
+    api, mode, model, concurrency = key.split("/")
+    if api not in ("chat", "responses") or mode not in ("stream", "json"):
+        raise SystemExit(f"bad scenario {key!r}: expected api/stream|json/model/cN")
+    api_name: Api = "chat" if api == "chat" else "responses"
+    c = int(concurrency.removeprefix("c"))
+    return Scenario(
+        api_name, mode == "stream", f"bench-{model}", c, 10**6, plan.seconds
+    )
+
+
+def profile_pair(key: str, config: RunConfig) -> dict[str, Any]:
+    scenario = parse_key(key, config.plan)
+    measured = {
+        kind: profile_server(
+            kind, scenario, config.workload, config.placement, PROFILE_SECONDS
+        )
+        for kind in ("lgos", "baseline")
+    }
+    return {
+        "scenario": key,
+        "lgos": measured["lgos"],
+        "baseline": measured["baseline"],
+        "markdown": compare_markdown(measured["lgos"], measured["baseline"]),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    placement = Placement.split(available_cores())
+    # The load generator (this process) stays on its own core from here on.
+    os.sched_setaffinity(0, placement.load_cores)
+    config = RunConfig(
+        plan=_plan(args),
+        workload=Workload(tokens=args.tokens),
+        placement=placement,
+        mode="quick" if args.quick else "full",
+    )
+    if args.scenario:
+        if args.scenario[0] != "profile" or len(args.scenario) < 2:
+            raise SystemExit("usage: lgos-bench profile KEY [KEY...]")
+        say(f"placement: {placement.describe()}")
+        for key in args.scenario[1:]:
+            say(profile_pair(key, config)["markdown"] + "\n")
+        return 0
+    began = time.monotonic()
+    results = run_suite(config, say)
+    if args.profile:
+        missed = [
+            t["scenario"]
+            for t in results["targets"]
+            if t["met"] is False and t["kind"] == "cpu"
+        ]
+        results["profiles"] = [profile_pair(key, config) for key in missed]
+    results["meta"]["wall_seconds"] = time.monotonic() - began
+    markdown, data = report.write(results, args.out)
+    say(report.render(results))
+    say(f"wrote {markdown} and {data}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

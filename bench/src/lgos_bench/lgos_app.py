@@ -1,0 +1,44 @@
+"""The workload served by LGOS: ``uvicorn --factory lgos_bench.lgos_app:create_app``."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+from langgraph_openai_serve import (
+    GraphConfig,
+    GraphFeature,
+    GraphRegistry,
+    LanggraphOpenaiServe,
+)
+
+from lgos_bench.workload import (
+    CITED,
+    IDLE,
+    PLAIN,
+    STATUS,
+    TOOL,
+    TOOL_NAME,
+    Workload,
+    build_graphs,
+)
+
+
+def create_app(workload: Workload | None = None) -> FastAPI:
+    """LGOS with its defaults, serving every bench graph."""
+    graphs = build_graphs(workload or Workload.from_env())
+    configs = {
+        PLAIN: GraphConfig(graph=graphs[PLAIN], description="N streamed tokens"),
+        STATUS: GraphConfig(
+            graph=graphs[STATUS],
+            description="three statuses, then N tokens",
+            features=frozenset({GraphFeature.CLIENT_EVENTS}),
+        ),
+        CITED: GraphConfig(graph=graphs[CITED], description="N tokens, 2 citations"),
+        TOOL: GraphConfig(
+            graph=graphs[TOOL],
+            description="N tokens, then a client tool call",
+            client_tools=(TOOL_NAME,),
+        ),
+        IDLE: GraphConfig(graph=graphs[IDLE], description="waits, then answers"),
+    }
+    serve = LanggraphOpenaiServe(graphs=GraphRegistry(registry=configs))
+    return serve.bind_openai_api().app

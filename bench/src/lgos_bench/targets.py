@@ -1,0 +1,112 @@
+"""The issue's targets, and what commentary, citations and tool calls add.
+
+Targets (LGOS against the baseline of the same run):
+- server CPU per request at concurrency 8: streaming <= 1.3x, non-streaming <= 1.2x;
+- time to first text delta (p50) at concurrency 1: within 2 ms of the baseline.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lgos_bench.scenarios import TARGET_CONCURRENCY
+from lgos_bench.workload import CITED, PLAIN, STATUS, TOOL
+
+STREAM_CPU_LIMIT = 1.3
+JSON_CPU_LIMIT = 1.2
+FIRST_DELTA_LIMIT_MS = 2.0
+VARIANT_LABELS = {
+    STATUS: "commentary (3 status events)",
+    CITED: "citations (2)",
+    TOOL: "client tool call",
+}
+
+
+def _find(rows: list[dict[str, Any]], **match: Any) -> dict[str, Any] | None:
+    for row in rows:
+        if all(row[key] == value for key, value in match.items()):
+            return row
+    return None
+
+
+def evaluate_targets(scenarios: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per target and API; ``met`` is ``None`` when not measured."""
+    targets = []
+    for api in ("chat", "responses"):
+        for stream, limit in ((True, STREAM_CPU_LIMIT), (False, JSON_CPU_LIMIT)):
+            row = _find(
+                scenarios,
+                api=api,
+                stream=stream,
+                model=PLAIN,
+                concurrency=TARGET_CONCURRENCY,
+            )
+            value = row["ratio"]["cpu_ms_per_req"] if row else None
+            mode = "streaming" if stream else "non-streaming"
+            targets.append(
+                {
+                    "kind": "cpu",
+                    "scenario": row["key"] if row else None,
+                    "target": f"{api} {mode}: server CPU/request ratio at c=8",
+                    "limit": f"<= {limit}x",
+                    "value": value,
+                    "met": None if value is None else value <= limit,
+                }
+            )
+        row = _find(scenarios, api=api, stream=True, model=PLAIN, concurrency=1)
+        gap = None
+        if row:
+            lgos = row["lgos"]["first_delta_p50_ms"]
+            base = row["baseline"]["first_delta_p50_ms"]
+            gap = None if lgos is None or base is None else lgos - base
+        targets.append(
+            {
+                "kind": "first_delta",
+                "scenario": row["key"] if row else None,
+                "target": f"{api} streaming: first delta p50 at c=1, LGOS - baseline",
+                "limit": f"<= {FIRST_DELTA_LIMIT_MS} ms",
+                "value": gap,
+                "met": None if gap is None else gap <= FIRST_DELTA_LIMIT_MS,
+            }
+        )
+    return targets
+
+
+def extra_costs(
+    apps: dict[str, Any], variants: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """CPU per request a variant adds over the plain graph, per server.
+
+    The extra is taken from the in-process measurements (``apps``: both ASGI
+    apps, no sockets, interleaved), which a busy machine barely disturbs; the
+    LGOS/baseline ratio over HTTP at concurrency 8 is given beside it.
+    """
+    over_http = {row["key"].rsplit("/", 1)[0]: row for row in variants}
+    rows = []
+    for key, row in apps.items():
+        api, mode, model = key.split("/")
+        if model == PLAIN.removeprefix("bench-"):
+            continue
+        plain = apps[f"{api}/{mode}/{PLAIN.removeprefix('bench-')}"]
+        extra = {
+            kind: row[kind]["cpu_ms_per_run"] - plain[kind]["cpu_ms_per_run"]
+            for kind in ("baseline", "lgos")
+        }
+        http = over_http.get(key)
+        rows.append(
+            {
+                "what": VARIANT_LABELS[f"bench-{model}"],
+                "key": key,
+                "baseline_extra_ms": extra["baseline"],
+                "lgos_extra_ms": extra["lgos"],
+                "lgos_extra_pct_of_plain": 100
+                * extra["lgos"]
+                / plain["lgos"]["cpu_ms_per_run"],
+                "lgos_over_baseline_extra_ms": extra["lgos"] - extra["baseline"],
+                "cpu_ratio_in_process": row["ratio"],
+                "cpu_ratio_over_http": http["ratio"]["cpu_ms_per_req"]
+                if http
+                else None,
+            }
+        )
+    return rows

@@ -1,0 +1,202 @@
+"""The graphs both servers serve, and the requests the load generator sends.
+
+Every graph answers with the same text of ``tokens`` word tokens, streamed by
+LGOS's ``ScriptedChatModel`` (with a native async ``_agenerate``) without
+sleeping and with usage reported. The
+variants add what the issue asks to price separately: three status events
+(Responses commentary), two citations, and a client tool call. The idle graph
+waits (bounded) so open streams can be counted for memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.pregel import Pregel
+from langgraph_openai_serve import status_event
+from langgraph_openai_serve.testing import ScriptedChatModel
+
+DEFAULT_TOKENS = 64
+DEFAULT_IDLE_SECONDS = 30.0
+TOKENS_ENV = "LGOS_BENCH_TOKENS"
+IDLE_ENV = "LGOS_BENCH_IDLE_SECONDS"
+
+PLAIN = "bench-plain"
+STATUS = "bench-status"
+CITED = "bench-cited"
+TOOL = "bench-tool"
+IDLE = "bench-idle"
+
+STATUSES = ("Planning the answer", "Searching the notes", "Writing the answer")
+"""The three status events the ``STATUS`` graph publishes before answering."""
+TOOL_NAME = "get_weather"
+TOOL_ARGS = {"city": "Oslo"}
+TOOL_CALL_ID = "call_bench_weather"
+CITATION_URL = "https://example.com/bench"
+
+AnyGraph = Pregel[Any, Any, Any, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """What every server process builds its graphs from (read from the env)."""
+
+    tokens: int = DEFAULT_TOKENS
+    idle_seconds: float = DEFAULT_IDLE_SECONDS
+
+    @classmethod
+    def from_env(cls) -> Workload:
+        return cls(
+            tokens=int(os.environ.get(TOKENS_ENV, DEFAULT_TOKENS)),
+            idle_seconds=float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_SECONDS)),
+        )
+
+    def env(self) -> dict[str, str]:
+        return {TOKENS_ENV: str(self.tokens), IDLE_ENV: str(self.idle_seconds)}
+
+
+def answer_text(tokens: int) -> str:
+    """``tokens`` words that ``split_tokens`` cuts into exactly ``tokens`` pieces."""
+    return " ".join(f"word{index}" for index in range(tokens))
+
+
+def _one_node(name: str, node: Any) -> AnyGraph:
+    builder = StateGraph(MessagesState)
+    builder.add_node("answer", node)
+    builder.add_edge(START, "answer")
+    builder.add_edge("answer", END)
+    return builder.compile(name=name)
+
+
+class BenchChatModel(ScriptedChatModel):
+    """``ScriptedChatModel`` with a native ``_agenerate``, as provider clients
+    have: without it LangChain runs every non-streaming call in the default
+    thread pool, a cost neither server should be charged for."""
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        return self._generate(messages, stop, None, **kwargs)
+
+
+def _model(reply: str | AIMessage) -> BenchChatModel:
+    return BenchChatModel(responder=lambda _messages: reply)
+
+
+def _citations(text: str) -> list[dict[str, Any]]:
+    """Citations of the first and the last word (inclusive ``end_index``)."""
+    first_end = text.find(" ") if " " in text else len(text)
+    last_start = text.rfind(" ") + 1
+    spans = [(0, first_end - 1), (last_start, len(text) - 1)]
+    return [
+        {
+            "type": "citation",
+            "url": f"{CITATION_URL}/{number}",
+            "title": f"Bench source {number}",
+            "start_index": start,
+            "end_index": end,
+            "cited_text": text[start : end + 1],
+        }
+        for number, (start, end) in enumerate(spans, start=1)
+    ]
+
+
+def build_graphs(workload: Workload) -> dict[str, AnyGraph]:
+    """The graphs, keyed by model id; both servers call this at startup."""
+    text = answer_text(workload.tokens)
+    plain_model = _model(text)
+    tool_model = _model(
+        AIMessage(
+            content=text,
+            tool_calls=[
+                {
+                    "id": TOOL_CALL_ID,
+                    "name": TOOL_NAME,
+                    "args": TOOL_ARGS,
+                    "type": "tool_call",
+                }
+            ],
+        )
+    )
+
+    async def plain(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [await plain_model.ainvoke(state["messages"])]}
+
+    async def with_statuses(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        write = get_stream_writer()
+        for description in STATUSES:
+            write(status_event(description))
+        return {"messages": [await plain_model.ainvoke(state["messages"])]}
+
+    async def cited(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        reply = await plain_model.ainvoke(state["messages"])
+        block = {"type": "text", "text": reply.text, "annotations": _citations(text)}
+        return {"messages": [reply.model_copy(update={"content": [block]})]}
+
+    async def tool_call(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [await tool_model.ainvoke(state["messages"])]}
+
+    async def idle(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        await asyncio.sleep(workload.idle_seconds)
+        return {"messages": [AIMessage(content="done waiting")]}
+
+    return {
+        PLAIN: _one_node(PLAIN, plain),
+        STATUS: _one_node(STATUS, with_statuses),
+        CITED: _one_node(CITED, cited),
+        TOOL: _one_node(TOOL, tool_call),
+        IDLE: _one_node(IDLE, idle),
+    }
+
+
+def chat_body(model: str, *, stream: bool) -> bytes:
+    """A Chat Completions request; streams ask for the usage chunk."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": "user", "content": "Say something long."}],
+        "stream": stream,
+    }
+    if stream:
+        body["stream_options"] = {"include_usage": True}
+    if model == TOOL:
+        body["tools"] = [
+            {
+                "type": "function",
+                "function": {"name": TOOL_NAME, "parameters": _TOOL_PARAMETERS},
+            }
+        ]
+    return json.dumps(body).encode()
+
+
+def responses_body(model: str, *, stream: bool) -> bytes:
+    """A Responses request."""
+    body: dict[str, Any] = {
+        "model": model,
+        "input": "Say something long.",
+        "stream": stream,
+    }
+    if model == TOOL:
+        body["tools"] = [
+            {"type": "function", "name": TOOL_NAME, "parameters": _TOOL_PARAMETERS}
+        ]
+    return json.dumps(body).encode()
+
+
+_TOOL_PARAMETERS = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}},
+    "required": ["city"],
+}

@@ -1,0 +1,1 @@
+"""The demo graphs, one module each; ``lgos_demos.registry`` serves them."""

@@ -1,0 +1,43 @@
+"""``DEMO_*`` settings of the demo processes, read at the edge.
+
+Nothing here runs at import: each console script (and ``create_app``) builds
+``DemoSettings()`` once and passes plain values down. The defaults point at
+the offline services ``lgos-demo-stack`` starts on loopback; set the URLs to
+use a real provider, a real SearXNG or another Files API instead.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_MODEL_PORT = 8001
+DEFAULT_SEARCH_PORT = 8002
+DEFAULT_FILES_PORT = 8100
+DEFAULT_FILES_API_KEY = "sk-lgos-demo-files"
+
+
+class DemoSettings(BaseSettings):
+    """Where the demo graphs find their model, search engine and files."""
+
+    model_config = SettingsConfigDict(env_prefix="DEMO_", frozen=True, extra="ignore")
+
+    MODEL_BASE_URL: str = f"http://127.0.0.1:{DEFAULT_MODEL_PORT}/v1"
+    """OpenAI-compatible Chat Completions base URL every graph's model uses."""
+    MODEL_API_KEY: SecretStr = SecretStr("lgos-demo")
+    MODEL_NAME: str = "lgos-demo-model"
+    """The model name sent to the provider (the demo model accepts any)."""
+    MODEL_TOKEN_DELAY: float = Field(default=0.02, ge=0, le=5)
+    """Seconds between streamed tokens of the offline demo model."""
+    SEARCH_URL: str = f"http://127.0.0.1:{DEFAULT_SEARCH_PORT}"
+    """A SearXNG instance (JSON format enabled) or the offline demo search."""
+    FILES_URL: str = f"http://127.0.0.1:{DEFAULT_FILES_PORT}/v1"
+    """An OpenAI-compatible Files API base URL (``.../v1``)."""
+    FILES_API_KEY: SecretStr = SecretStr(DEFAULT_FILES_API_KEY)
+
+    @field_validator("MODEL_BASE_URL", "SEARCH_URL", "FILES_URL")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http:// or https:// URL")
+        return value.rstrip("/")

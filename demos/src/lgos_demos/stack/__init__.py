@@ -1,0 +1,1 @@
+"""``lgos-demo-stack``: every process the demos need, started and stopped together."""

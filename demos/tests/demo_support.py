@@ -1,0 +1,165 @@
+"""Helpers: starting and stopping the stack, reading what the demo API streams."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from lgos_demos.stack.services import free_ports
+from openai.types.responses import Response
+
+STARTUP_SECONDS = 60
+
+
+def drain(stream: Iterable[Any]) -> tuple[list[Any], Response]:
+    """Every event of a Responses stream, and the final response."""
+    events = list(stream)
+    final = next(e.response for e in events if e.type == "response.completed")
+    return events, final
+
+
+def deltas(events: list[Any], final: Response) -> str:
+    """The streamed text of the final answer message (not of commentary)."""
+    answer = [
+        item.id
+        for item in final.output
+        if item.type == "message" and item.phase == "final_answer"
+    ]
+    return "".join(
+        e.delta
+        for e in events
+        if e.type == "response.output_text.delta" and e.item_id in answer
+    )
+
+
+def commentary(response: Response) -> list[str]:
+    return [
+        item.content[0].text
+        for item in response.output
+        if item.type == "message" and item.phase == "commentary"
+    ]
+
+
+def answer_text(response: Response) -> str:
+    """The final answer's text (commentary messages excluded)."""
+    return "".join(
+        part.text
+        for item in response.output
+        if item.type == "message" and item.phase == "final_answer"
+        for part in item.content
+        if part.type == "output_text"
+    )
+
+
+def chat_text(stream: Iterable[Any]) -> str:
+    return "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+
+
+@dataclass(frozen=True)
+class Stack:
+    """A running stack: its supervisor and each child's PID and URL."""
+
+    process: subprocess.Popen[bytes]
+    state_dir: Path
+    output: Path
+    pids: dict[str, int]
+    urls: dict[str, str]
+
+    @property
+    def api_url(self) -> str:
+        return self.urls["demo API"]
+
+    @property
+    def files_url(self) -> str:
+        return self.urls["Files API"]
+
+    @property
+    def model_url(self) -> str:
+        return self.urls["demo model"]
+
+    @property
+    def search_url(self) -> str:
+        return self.urls["search"].split("/search", 1)[0]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment without DEMO_/LGOS_ settings that would redirect the stack."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DEMO_", "LGOS_"))}
+    return env | {"DEMO_MODEL_TOKEN_DELAY": "0"} | extra
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def start_stack(state_dir: Path, *, env: dict[str, str]) -> Stack:
+    """``lgos-demo-stack`` on free ports; returns once it wrote stack.json."""
+    api, model, search, files, s3 = free_ports(5)
+    output = state_dir / "stack.out"
+    state_dir.mkdir(parents=True, exist_ok=True)
+    with output.open("wb") as out:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "lgos_demos.stack",
+                f"--state-dir={state_dir}",
+                f"--port={api}",
+                f"--model-port={model}",
+                f"--search-port={search}",
+                f"--files-port={files}",
+                f"--s3-port={s3}",
+                f"--startup-timeout={STARTUP_SECONDS}",
+            ],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    state = state_dir / "stack.json"
+    deadline = time.monotonic() + STARTUP_SECONDS + 10
+    while not state.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            stop_stack_process(process, {})
+            raise RuntimeError(f"the stack did not start:\n{output.read_text()}")
+        time.sleep(0.1)
+    services = json.loads(state.read_text())["services"]
+    return Stack(
+        process=process,
+        state_dir=state_dir,
+        output=output,
+        pids={name: s["pid"] for name, s in services.items()},
+        urls={name: s["url"] for name, s in services.items()},
+    )
+
+
+def stop_stack_process(
+    process: subprocess.Popen[bytes], pids: dict[str, int], timeout: float = 30
+) -> bool:
+    """SIGINT the supervisor; if it hangs, kill it and its children by PID.
+
+    Returns whether the supervisor stopped on its own in time."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        for pid in pids.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        process.kill()
+        process.wait()
+        return False
+    return True

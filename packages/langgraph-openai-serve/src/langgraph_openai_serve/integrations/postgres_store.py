@@ -1,0 +1,230 @@
+"""``PostgresResponseStore``: background Responses in PostgreSQL.
+
+Snapshots, stream events and idempotency keys live in two tables, so any API
+process serves any Response and an API restart loses nothing. Followers of a
+running stream poll for new events (``poll_interval``), which needs no
+LISTEN/NOTIFY and works through any pooler. Run ``setup()`` once before API
+processes and workers start (``lgos db-setup`` does it).
+
+The pool must follow the same rules as the run coordinator's: autocommit,
+``prepare_threshold=0`` and dict rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import AsyncIterator
+from typing import Any
+
+from langgraph_openai_serve.background.protocol import (
+    TERMINAL_STATUSES,
+    BackgroundJob,
+    StoredEvent,
+)
+from langgraph_openai_serve.graph.errors import IdempotencyKeyReusedError
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS lgos_background_responses (
+    id text PRIMARY KEY,
+    scope text NOT NULL,
+    job jsonb NOT NULL,
+    snapshot jsonb NOT NULL,
+    cancel_requested boolean NOT NULL DEFAULT false,
+    idempotency_key text,
+    body_digest text,
+    created_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX IF NOT EXISTS lgos_background_idempotency
+    ON lgos_background_responses (scope, idempotency_key)
+    WHERE idempotency_key IS NOT NULL;
+CREATE TABLE IF NOT EXISTS lgos_background_events (
+    response_id text NOT NULL
+        REFERENCES lgos_background_responses (id) ON DELETE CASCADE,
+    seq integer NOT NULL,
+    frame bytea NOT NULL,
+    PRIMARY KEY (response_id, seq)
+);
+"""
+
+
+class PostgresResponseStore:
+    """A ``ResponseStore`` on a psycopg ``AsyncConnectionPool``."""
+
+    def __init__(
+        self,
+        pool: Any,
+        *,
+        idempotency_ttl: dt.timedelta = dt.timedelta(hours=24),
+        poll_interval: float = 0.05,
+    ) -> None:
+        self._pool = pool
+        self._opened = False
+        self._lock = asyncio.Lock()
+        self.idempotency_ttl = idempotency_ttl
+        self.poll_interval = poll_interval
+
+    async def _connection(self) -> Any:
+        if not self._opened:
+            async with self._lock:
+                if not self._opened:
+                    await self._pool.open()
+                    self._opened = True
+        return self._pool.connection()
+
+    async def setup(self) -> None:
+        """Create the tables (idempotent)."""
+        async with await self._connection() as conn:
+            # One statement at a time: the pool prepares every statement.
+            for statement in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
+                await conn.execute(statement)
+
+    async def create(
+        self,
+        job: BackgroundJob,
+        snapshot: dict[str, Any],
+        *,
+        idempotency_key: str | None = None,
+        body_digest: str | None = None,
+    ) -> tuple[dict[str, Any], bool]:
+        from psycopg.types.json import Jsonb
+
+        async with await self._connection() as conn, conn.transaction():
+            if idempotency_key is not None:
+                # An expired key is released so it can name a new Response.
+                await conn.execute(
+                    "UPDATE lgos_background_responses SET idempotency_key = NULL "
+                    "WHERE scope = %s AND idempotency_key = %s AND created_at < %s",
+                    (job.scope, idempotency_key, _now() - self.idempotency_ttl),
+                )
+            cursor = await conn.execute(
+                "INSERT INTO lgos_background_responses "
+                "(id, scope, job, snapshot, idempotency_key, body_digest) "
+                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
+                (
+                    job.response_id,
+                    job.scope,
+                    Jsonb(_job_json(job)),
+                    Jsonb(snapshot),
+                    idempotency_key,
+                    body_digest,
+                ),
+            )
+            if await cursor.fetchone() is not None:
+                return snapshot, True
+            cursor = await conn.execute(
+                "SELECT snapshot, body_digest FROM lgos_background_responses "
+                "WHERE scope = %s AND idempotency_key = %s",
+                (job.scope, idempotency_key),
+            )
+            row = await cursor.fetchone()
+        if row is None:  # pragma: no cover - a response id collision
+            raise RuntimeError(f"response id {job.response_id} already exists")
+        if row["body_digest"] != body_digest:
+            raise IdempotencyKeyReusedError(idempotency_key or "")
+        stored: dict[str, Any] = row["snapshot"]
+        return stored, False
+
+    async def get(self, response_id: str, scope: str) -> dict[str, Any] | None:
+        row = await self._one(
+            "SELECT snapshot FROM lgos_background_responses "
+            "WHERE id = %s AND scope = %s",
+            (response_id, scope),
+        )
+        return row["snapshot"] if row else None
+
+    async def job(self, response_id: str) -> BackgroundJob | None:
+        row = await self._one(
+            "SELECT job FROM lgos_background_responses WHERE id = %s", (response_id,)
+        )
+        return BackgroundJob(**row["job"]) if row else None
+
+    async def set_snapshot(self, response_id: str, snapshot: dict[str, Any]) -> None:
+        from psycopg.types.json import Jsonb
+
+        async with await self._connection() as conn:
+            await conn.execute(
+                "UPDATE lgos_background_responses SET snapshot = %s WHERE id = %s",
+                (Jsonb(snapshot), response_id),
+            )
+
+    async def append_events(self, response_id: str, frames: list[bytes]) -> None:
+        async with await self._connection() as conn, conn.transaction():
+            cursor = await conn.execute(
+                "SELECT coalesce(max(seq), -1) AS last FROM lgos_background_events "
+                "WHERE response_id = %s",
+                (response_id,),
+            )
+            row = await cursor.fetchone()
+            start = row["last"] + 1 if row else 0
+            async with conn.cursor() as insert:
+                await insert.executemany(
+                    "INSERT INTO lgos_background_events (response_id, seq, frame) "
+                    "VALUES (%s, %s, %s)",
+                    [
+                        (response_id, start + offset, frame)
+                        for offset, frame in enumerate(frames)
+                    ],
+                )
+
+    async def events(self, response_id: str, after: int) -> AsyncIterator[StoredEvent]:
+        position = after
+        while True:
+            status_row = await self._one(
+                "SELECT snapshot->>'status' AS status FROM lgos_background_responses "
+                "WHERE id = %s",
+                (response_id,),
+            )
+            async with await self._connection() as conn:
+                cursor = await conn.execute(
+                    "SELECT seq, frame FROM lgos_background_events "
+                    "WHERE response_id = %s AND seq > %s ORDER BY seq",
+                    (response_id, position),
+                )
+                rows = await cursor.fetchall()
+            for row in rows:
+                position = row["seq"]
+                yield StoredEvent(row["seq"], bytes(row["frame"]))
+            # The status was read before the events, so a terminal status
+            # here means every event of the run has been yielded.
+            if status_row is None or status_row["status"] in TERMINAL_STATUSES:
+                return
+            await asyncio.sleep(self.poll_interval)
+
+    async def request_cancel(self, response_id: str) -> bool:
+        row = await self._one(
+            "UPDATE lgos_background_responses SET cancel_requested = true "
+            "WHERE id = %s AND NOT (snapshot->>'status' = ANY(%s)) RETURNING id",
+            (response_id, list(TERMINAL_STATUSES)),
+        )
+        return row is not None
+
+    async def cancel_requested(self, response_id: str) -> bool:
+        row = await self._one(
+            "SELECT cancel_requested FROM lgos_background_responses WHERE id = %s",
+            (response_id,),
+        )
+        return bool(row and row["cancel_requested"])
+
+    async def close(self) -> None:
+        if self._opened:
+            await self._pool.close()
+            self._opened = False
+
+    async def _one(self, query: str, params: tuple[Any, ...]) -> Any:
+        async with await self._connection() as conn:
+            cursor = await conn.execute(query, params)
+            return await cursor.fetchone()
+
+
+def _job_json(job: BackgroundJob) -> dict[str, Any]:
+    return {
+        "response_id": job.response_id,
+        "scope": job.scope,
+        "body": job.body,
+        "run_id": job.run_id,
+    }
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)

@@ -1,0 +1,159 @@
+"""Background Responses on PostgreSQL: an API process and worker processes
+sharing procrastinate's queue, through the official SDK."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+
+import httpx
+import pytest
+from conftest import TESTS_DIR, free_port
+from openai import OpenAI
+
+pytestmark = pytest.mark.timeout(180)
+
+
+class Stack:
+    def __init__(self, tmp_path, postgres_uri):
+        self.markers = tmp_path
+        self.env = {
+            **os.environ,
+            "PYTHONPATH": str(TESTS_DIR),
+            "LGOS_TEST_MARKER_DIR": str(tmp_path),
+            "LGOS_REGISTRY": "background_app:registry",
+            "LGOS_BACKGROUND_BACKEND": "postgres",
+            "LGOS_DATABASE_URL": postgres_uri,
+            "LGOS_LOG_LEVEL": "WARNING",
+        }
+        self.processes: list[subprocess.Popen[bytes]] = []
+        subprocess.run(
+            [sys.executable, "-m", "langgraph_openai_serve.cli", "db-setup"],
+            env=self.env,
+            check=True,
+            timeout=60,
+        )
+        self.api: subprocess.Popen[bytes] | None = None
+        self.port = 0
+
+    def start_api(self) -> None:
+        self.port = free_port()
+        self.api = self._spawn("serve", "--port", str(self.port))
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"{self.base_url}/health", timeout=1)
+                return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise AssertionError("the API process did not start")
+
+    def stop_api(self) -> None:
+        assert self.api is not None
+        self.api.terminate()
+        self.api.wait(timeout=15)
+
+    def start_worker(self) -> subprocess.Popen[bytes]:
+        return self._spawn("worker")
+
+    def _spawn(self, *args: str) -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "langgraph_openai_serve.cli", *args], env=self.env
+        )
+        self.processes.append(process)
+        return process
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def client(self) -> OpenAI:
+        return OpenAI(base_url=self.base_url, api_key="x", max_retries=0)
+
+    def stop(self) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait(timeout=10)
+
+
+@pytest.fixture
+def stack(tmp_path, postgres_uri):
+    started = Stack(tmp_path, postgres_uri)
+    started.start_api()
+    yield started
+    started.stop()
+
+
+def _wait(client: OpenAI, response_id: str, statuses: set[str], seconds: float = 60):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        response = client.responses.retrieve(response_id)
+        if response.status in statuses:
+            return response
+        time.sleep(0.1)
+    raise AssertionError(f"{response_id} stayed {response.status}")
+
+
+def test_two_workers_share_the_queue_and_run_each_job_once(stack):
+    stack.start_worker()
+    stack.start_worker()
+    client = stack.client()
+    tags = [uuid.uuid4().hex[:8] for _ in range(8)]
+
+    submitted = [
+        client.responses.create(model="job", input=tag, background=True) for tag in tags
+    ]
+    done = [_wait(client, s.id, {"completed", "failed"}) for s in submitted]
+
+    assert [d.output_text for d in done] == [f"Finished {tag}." for tag in tags]
+    for tag in tags:
+        assert len(list(stack.markers.glob(f"run-{tag}-*"))) == 1
+
+
+def test_an_api_restart_loses_nothing_and_streams_resume_from_any_process(stack):
+    stack.start_worker()
+    client = stack.client()
+    submitted = client.responses.create(model="job", input="restart", background=True)
+    done = _wait(client, submitted.id, {"completed"})
+    full = httpx.get(
+        f"{stack.base_url}/responses/{submitted.id}", params={"stream": "true"}
+    )
+
+    stack.stop_api()
+    stack.start_api()
+    again = stack.client().responses.retrieve(submitted.id)
+    resumed = httpx.get(
+        f"{stack.base_url}/responses/{submitted.id}",
+        params={"stream": "true", "starting_after": 4},
+    )
+
+    assert again.output_text == done.output_text == "Finished restart."
+    full_events = [f for f in full.text.split("\n\n") if f.startswith("event:")]
+    resumed_events = [f for f in resumed.text.split("\n\n") if f.startswith("event:")]
+    assert resumed_events == full_events[5:]
+
+
+def test_cancel_while_queued_and_while_running(stack):
+    client = stack.client()
+    queued = client.responses.create(model="job", input="never-runs", background=True)
+    cancelled_queued = client.responses.cancel(queued.id)
+    stack.start_worker()
+    running = client.responses.create(model="forever", input="spin", background=True)
+    deadline = time.monotonic() + 30
+    while not (stack.markers / "started-spin").exists():
+        assert time.monotonic() < deadline, "the forever run never started"
+        time.sleep(0.05)
+
+    client.responses.cancel(running.id)
+    cancelled_running = _wait(client, running.id, {"cancelled"}, seconds=15)
+
+    assert cancelled_queued.status == "cancelled"
+    assert cancelled_running.status == "cancelled"
+    assert (stack.markers / "cancelled-spin").exists()
+    time.sleep(0.5)
+    assert not list(stack.markers.glob("run-never-runs-*"))
+    assert client.responses.retrieve(queued.id).status == "cancelled"

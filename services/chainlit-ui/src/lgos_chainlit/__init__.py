@@ -1,0 +1,1 @@
+"""A Chainlit chat UI for LGOS graphs, speaking only OpenAI protocols."""

@@ -1,0 +1,231 @@
+"""The Chainlit app: thin callbacks over ``Conversation`` and ``TurnView``.
+
+Run with ``lgos-chainlit`` (or ``chainlit run`` on this file). Everything
+with logic lives in plain modules; this file only wires Chainlit's callbacks
+to them and keeps one ``Conversation`` in each Chainlit user session.
+"""
+
+# Chainlit leaves many of its methods unannotated (send, user_session.get, ...).
+# mypy: allow-untyped-calls, allow-untyped-decorators
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+import chainlit as cl
+from chainlit.input_widget import (
+    InputWidget,
+    NumberInput,
+    Select,
+    Slider,
+    Switch,
+    TextInput,
+)
+
+from lgos_chainlit.catalog import LIMITED_NOTICE, CatalogError
+from lgos_chainlit.chats import ChatState
+from lgos_chainlit.config import UIConfig
+from lgos_chainlit.conversation import Attachment, Conversation
+from lgos_chainlit.datalayer import FileDataLayer
+from lgos_chainlit.events import Notice
+from lgos_chainlit.runtime_settings import (
+    SettingField,
+    SettingsError,
+    changed_settings,
+    encode_settings,
+    from_widget,
+    to_widget,
+)
+from lgos_chainlit.services import Services, build_services
+from lgos_chainlit.view import INTERRUPT_ACTION, TurnView, clear_question, notify
+
+TOOL_PREFIX = "tool:"
+SETTING_PREFIX = "setting:"
+
+
+@functools.cache
+def services() -> Services:
+    """Built on first use, once per process (never at import)."""
+    return build_services(UIConfig())
+
+
+def _enable_login(config: UIConfig) -> None:
+    """Password login plus the file data layer, when users are configured."""
+    if not config.USERS:
+        return
+
+    @cl.password_auth_callback
+    async def login(username: str, password: str) -> cl.User | None:
+        if config.check_password(username, password):
+            return cl.User(identifier=username)
+        return None
+
+    @cl.data_layer
+    def history() -> FileDataLayer:
+        return FileDataLayer(config.history_dir)
+
+
+_enable_login(services().config)
+
+
+@cl.set_chat_profiles
+async def chat_profiles(current_user: Any = None) -> list[cl.ChatProfile]:
+    try:
+        graphs = await services().catalog.list_graphs()
+    except CatalogError:
+        return []
+    return [
+        cl.ChatProfile(
+            name=graph.model,
+            markdown_description=(
+                LIMITED_NOTICE if graph.limited else graph.description
+            )
+            or graph.model,
+        )
+        for graph in graphs
+    ]
+
+
+async def _open(thread_id: str) -> Conversation | None:
+    """The session's Conversation: the chosen graph, on the saved state."""
+    app = services()
+    state = app.store.load(thread_id)
+    try:
+        # A resumed chat keeps its graph; a new one takes the chosen profile.
+        model = state.model if state else cl.user_session.get("chat_profile")
+        if not model:
+            graphs = await app.catalog.list_graphs()
+            if not graphs:
+                raise CatalogError("the gateway lists no models")
+            model = graphs[0].model
+        graph = await app.catalog.describe(str(model))
+    except CatalogError as exc:
+        await notify(Notice("error", f"The graph catalog is unavailable: {exc}"))
+        return None
+    if state is None or state.model != graph.model:
+        state = ChatState(thread_id=thread_id, model=graph.model)
+    chat = Conversation(app.gateway, graph, state, app.store, app.files)
+    cl.user_session.set("conversation", chat)
+    await _send_settings(chat)
+    if graph.limited:
+        await notify(Notice("warning", LIMITED_NOTICE))
+    await TurnView().render(chat.ask_pending())
+    return chat
+
+
+def _widget(field: SettingField, value: Any) -> InputWidget:
+    common: dict[str, Any] = {
+        "id": SETTING_PREFIX + field.name,
+        "label": field.label,
+        "description": field.description,
+    }
+    shown = to_widget(field, value)
+    if field.kind == "switch":
+        return Switch(initial=bool(shown), **common)
+    if field.kind == "select":
+        items = {str(choice): to_widget(field, choice) for choice in field.choices}
+        return Select(items=items, initial_value=shown, **common)
+    if field.kind == "slider":
+        return Slider(
+            initial=shown,
+            min=field.minimum or 0,
+            max=field.maximum or 0,
+            step=field.step or 1,
+            **common,
+        )
+    if field.kind == "number":
+        return NumberInput(initial=shown, **common)
+    return TextInput(initial=shown, multiline=field.kind == "json", **common)
+
+
+async def _send_settings(chat: Conversation) -> None:
+    widgets: list[InputWidget] = []
+    for field in chat.fields:
+        value = chat.state.settings.get(field.name, field.default)
+        widgets.append(_widget(field, value))
+    if not chat.graph.limited:
+        for name in chat.graph.server_tools:
+            widgets.append(
+                Switch(
+                    id=TOOL_PREFIX + name,
+                    label=f"Server tool: {name}",
+                    initial=name in chat.state.tools,
+                )
+            )
+    if widgets:
+        await cl.ChatSettings(widgets).send()
+
+
+def _conversation() -> Conversation | None:
+    chat = cl.user_session.get("conversation")
+    return chat if isinstance(chat, Conversation) else None
+
+
+@cl.on_chat_start
+async def on_chat_start() -> None:
+    await _open(cl.context.session.thread_id)
+
+
+@cl.on_chat_resume
+async def on_chat_resume(thread: Any) -> None:
+    # Only with a Chainlit data layer and login; the ledger is ours either way.
+    await _open(str(thread["id"]))
+
+
+@cl.on_settings_update
+async def on_settings_update(values: dict[str, Any]) -> None:
+    chat = _conversation()
+    if chat is None:
+        return
+    try:
+        chosen = {
+            field.name: from_widget(field, values.get(SETTING_PREFIX + field.name))
+            for field in chat.fields
+            if SETTING_PREFIX + field.name in values
+        }
+        changed = changed_settings(chat.fields, chosen)
+        encode_settings(changed)
+    except SettingsError as exc:
+        await notify(Notice("error", f"Settings not changed: {exc}."))
+        return
+    chat.state.settings = changed
+    chat.state.tools = [
+        name for name in chat.graph.server_tools if values.get(TOOL_PREFIX + name)
+    ]
+    chat.save()
+
+
+@cl.on_message
+async def on_message(message: cl.Message) -> None:
+    chat = _conversation()
+    if chat is None:
+        await notify(Notice("error", "This chat has no graph; start a new chat."))
+        return
+    pending = chat.state.pending
+    prompt = pending.next_prompt() if pending is not None else None
+    if prompt is not None:
+        await clear_question()
+        await TurnView().render(
+            chat.answer(prompt.call_id, message.content, typed=True)
+        )
+        return
+    attachments = [
+        Attachment(path=Path(element.path), name=element.name, mime=element.mime)
+        for element in message.elements or []
+        if element.path
+    ]
+    await TurnView().render(chat.send(message.content, attachments))
+
+
+@cl.action_callback(INTERRUPT_ACTION)
+async def on_interrupt_choice(action: cl.Action) -> None:
+    chat = _conversation()
+    if chat is None:
+        return
+    payload = action.payload
+    await clear_question()
+    await TurnView().render(
+        chat.answer(str(payload.get("call_id")), str(payload.get("answer")))
+    )

@@ -1,0 +1,78 @@
+"""``LGOS_CHAINLIT_*`` settings: where the UI finds the gateway and the Files API.
+
+Built at the edge (``app.py``, the CLI), never at import, and passed down as
+plain values.
+"""
+
+from __future__ import annotations
+
+import hmac
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+CatalogSource = Literal["litellm", "lgos"]
+
+
+def _base_url(value: str) -> str:
+    url = value.strip().rstrip("/")
+    if not url.startswith(("http://", "https://")) or not url.endswith("/v1"):
+        raise ValueError(f"must be an http(s) OpenAI base URL ending in /v1: {value!r}")
+    return url
+
+
+class UIConfig(BaseSettings):
+    """The UI's configuration, read from ``LGOS_CHAINLIT_*`` variables."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="LGOS_CHAINLIT_", frozen=True, extra="ignore"
+    )
+
+    GATEWAY_URL: str = "http://127.0.0.1:4000/v1"
+    """OpenAI base URL for Responses: LiteLLM, or LGOS itself (``CATALOG=lgos``)."""
+    GATEWAY_KEY: SecretStr = SecretStr("no-key")
+    CATALOG: CatalogSource = "litellm"
+    """``litellm``: read ``/model/info``; ``lgos``: direct LGOS ``/v1/models``."""
+    FILES_URL: str | None = None
+    """OpenAI base URL of the Files API; unset disables attachments and display_file."""
+    FILES_KEY: SecretStr = SecretStr("no-key")
+    HOME: Path = Path(".lgos-chainlit")
+    """Chainlit's app root (``.chainlit/``, ``.files/``) and the chat ledgers."""
+    TIMEOUT: float = Field(default=300.0, gt=0)
+    """Seconds per HTTP request (a streamed answer counts as one)."""
+    MAX_DISPLAY_BYTES: int = Field(default=25 * 1024 * 1024, gt=0)
+    """Largest file ``display_file`` downloads."""
+
+    USERS: dict[str, SecretStr] = Field(default_factory=dict)
+    """JSON ``{"name": "password"}``: turns on login, chat history and resuming
+    a chat after a page reload (Chainlit needs ``CHAINLIT_AUTH_SECRET``; the
+    ``lgos-chainlit`` command makes one in ``HOME`` when it is unset)."""
+
+    @field_validator("GATEWAY_URL")
+    @classmethod
+    def _gateway(cls, value: str) -> str:
+        return _base_url(value)
+
+    @field_validator("FILES_URL")
+    @classmethod
+    def _files(cls, value: str | None) -> str | None:
+        return _base_url(value) if value else None
+
+    def check_password(self, username: str, password: str) -> bool:
+        """Whether ``password`` is ``username``'s (constant time)."""
+        secret = self.USERS.get(username)
+        expected = secret.get_secret_value() if secret is not None else ""
+        matches = hmac.compare_digest(password.encode(), expected.encode())
+        return secret is not None and matches
+
+    @property
+    def history_dir(self) -> Path:
+        """Chainlit's threads and users, when login is on."""
+        return self.HOME / "history"
+
+    @property
+    def chats_dir(self) -> Path:
+        """Where each chat's ledger is kept (one JSON file per thread)."""
+        return self.HOME / "chats"

@@ -1,0 +1,46 @@
+"""The long-lived clients one UI process shares, built from ``UIConfig``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import httpx
+from openai import AsyncOpenAI
+
+from lgos_chainlit.catalog import Catalog, LgosCatalog, LiteLLMCatalog
+from lgos_chainlit.chats import ChatStore
+from lgos_chainlit.config import UIConfig
+from lgos_chainlit.files import FilesClient
+
+
+@dataclass(frozen=True)
+class Services:
+    config: UIConfig
+    gateway: AsyncOpenAI
+    """The OpenAI client for Responses (LiteLLM, or LGOS directly)."""
+    catalog: Catalog
+    files: FilesClient | None
+    """``None`` when no Files API is configured (no attachments, no display_file)."""
+    store: ChatStore
+
+
+def build_services(config: UIConfig) -> Services:
+    key = config.GATEWAY_KEY.get_secret_value()
+    gateway = AsyncOpenAI(
+        base_url=config.GATEWAY_URL, api_key=key, timeout=config.TIMEOUT
+    )
+    catalog: Catalog
+    if config.CATALOG == "lgos":
+        catalog = LgosCatalog(gateway)
+    else:
+        http = httpx.AsyncClient(timeout=config.TIMEOUT)
+        catalog = LiteLLMCatalog(http, config.GATEWAY_URL, key)
+    files = None
+    if config.FILES_URL:
+        files_sdk = AsyncOpenAI(
+            base_url=config.FILES_URL,
+            api_key=config.FILES_KEY.get_secret_value(),
+            timeout=config.TIMEOUT,
+        )
+        files = FilesClient(files_sdk, max_download_bytes=config.MAX_DISPLAY_BYTES)
+    return Services(config, gateway, catalog, files, ChatStore(config.chats_dir))

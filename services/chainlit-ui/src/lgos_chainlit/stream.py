@@ -1,0 +1,155 @@
+"""Responses stream events -> UI events.
+
+``read_stream`` follows the typed event lifecycle by output item: messages
+with ``phase="commentary"`` become commentary (shown apart from the answer),
+every other message's text deltas are the answer, refusal deltas stay
+refusals, annotations become citations, and custom tool calls and web
+searches become tool activity. Function-call argument deltas are ignored: the
+completed items on the terminal Response are what the client executes and
+replays. The stream must end with ``response.completed``, ``.incomplete`` or
+``.failed``; an ``error`` event or an early end raises ``StreamError``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from lgos_chainlit.events import (
+    AnswerDelta,
+    CitationAdded,
+    CommentaryDelta,
+    CommentaryDone,
+    CommentaryStarted,
+    RefusalDelta,
+    StreamEvent,
+    StreamFinished,
+    ToolFinished,
+    ToolStarted,
+)
+
+TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
+
+
+class StreamError(Exception):
+    """The stream reported an error or ended without a terminal Response."""
+
+    def __init__(self, message: str, code: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass
+class _ToolCall:
+    name: str
+    input: str = ""
+
+
+@dataclass
+class _StreamState:
+    commentary: set[str] = field(default_factory=set)
+    tools: dict[str, _ToolCall] = field(default_factory=dict)
+
+
+def _added(item: Any, state: _StreamState) -> StreamEvent | None:
+    kind = getattr(item, "type", None)
+    if kind == "message" and getattr(item, "phase", None) == "commentary":
+        state.commentary.add(item.id)
+        return CommentaryStarted(item_id=item.id)
+    if kind == "custom_tool_call":
+        state.tools[item.call_id] = _ToolCall(name=item.name)
+        return ToolStarted(call_id=item.call_id, kind="custom", name=item.name)
+    if kind == "web_search_call":
+        return ToolStarted(call_id=item.id, kind="web_search", name="web_search")
+    return None
+
+
+def _search_query(item: Any) -> str:
+    action = getattr(item, "action", None)
+    query = getattr(action, "query", None)
+    if isinstance(query, str) and query:
+        return query
+    queries = getattr(action, "queries", None) or []
+    return ", ".join(q for q in queries if isinstance(q, str))
+
+
+def _done(item: Any, state: _StreamState) -> StreamEvent | None:
+    kind = getattr(item, "type", None)
+    if kind == "message" and item.id in state.commentary:
+        text = "".join(getattr(part, "text", "") for part in item.content)
+        return CommentaryDone(item_id=item.id, text=text)
+    if kind == "custom_tool_call":
+        call = state.tools.setdefault(item.call_id, _ToolCall(name=item.name))
+        call.input = item.input
+        return None
+    if kind == "custom_tool_call_output":
+        call = state.tools.pop(item.call_id, _ToolCall(name="custom tool"))
+        output = item.output if isinstance(item.output, str) else str(item.output)
+        return ToolFinished(
+            call_id=item.call_id,
+            kind="custom",
+            name=call.name,
+            input=call.input,
+            output=output,
+            status=getattr(item, "status", None) or "completed",
+        )
+    if kind == "web_search_call":
+        return ToolFinished(
+            call_id=item.id,
+            kind="web_search",
+            name="web_search",
+            input=_search_query(item),
+            output="",
+            status=item.status,
+        )
+    return None
+
+
+def _citation(annotation: Any) -> CitationAdded | None:
+    data = (
+        annotation
+        if isinstance(annotation, dict)
+        else annotation.to_dict()
+        if hasattr(annotation, "to_dict")
+        else {}
+    )
+    if data.get("type") != "url_citation":
+        return None
+    return CitationAdded(
+        url=str(data.get("url", "")),
+        title=str(data.get("title") or ""),
+        start_index=int(data.get("start_index", 0)),
+        end_index=int(data.get("end_index", 0)),
+    )
+
+
+async def read_stream(events: AsyncIterable[Any]) -> AsyncIterator[StreamEvent]:
+    """UI events for one streamed Response, ending with ``StreamFinished``."""
+    state = _StreamState()
+    async for event in events:
+        kind = getattr(event, "type", None)
+        ui: StreamEvent | None = None
+        if kind == "response.output_item.added":
+            ui = _added(event.item, state)
+        elif kind == "response.output_item.done":
+            ui = _done(event.item, state)
+        elif kind == "response.output_text.delta":
+            if event.item_id in state.commentary:
+                ui = CommentaryDelta(item_id=event.item_id, text=event.delta)
+            elif event.delta:
+                ui = AnswerDelta(text=event.delta)
+        elif kind == "response.refusal.delta":
+            if event.delta:
+                ui = RefusalDelta(text=event.delta)
+        elif kind == "response.output_text.annotation.added":
+            if event.item_id not in state.commentary:
+                ui = _citation(event.annotation)
+        elif kind in TERMINAL:
+            yield StreamFinished(response=event.response)
+            return
+        elif kind == "error":
+            raise StreamError(event.message, getattr(event, "code", None))
+        if ui is not None:
+            yield ui
+    raise StreamError("the stream ended without a final response")

@@ -1,0 +1,189 @@
+"""Chainlit rendering of UI events (the only module besides ``app.py`` that
+imports Chainlit).
+
+* commentary -> a "Progress" step, streamed, apart from the answer;
+* answer tokens -> one message per request, streamed; refusals marked;
+* at the end of a request: sources, an incomplete/failed mark and the token
+  usage in one small italic line under the answer;
+* server tools -> tool steps with input and output;
+* ``display_file`` -> an inline image or a file download;
+* an interrupt -> its question with one button per choice (typing answers
+  when free text is allowed);
+* notices -> error messages or plain ones.
+"""
+
+# Chainlit leaves many of its methods unannotated (send, update, ...).
+# mypy: allow-untyped-calls
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import chainlit as cl
+
+from lgos_chainlit.events import (
+    AnswerDelta,
+    CitationAdded,
+    CommentaryDelta,
+    CommentaryDone,
+    CommentaryStarted,
+    FileShown,
+    InterruptAsked,
+    Notice,
+    RefusalDelta,
+    ToolFinished,
+    ToolStarted,
+    TurnFinished,
+    UIEvent,
+)
+from lgos_chainlit.presentation import (
+    escape_markdown,
+    refusal_prefix,
+    sources_markdown,
+    status_text,
+    usage_text,
+)
+
+INTERRUPT_ACTION = "lgos_interrupt"
+QUESTION_KEY = "lgos_question_message"
+AUTHOR = "LGOS"
+
+
+class TurnView:
+    """Renders the events of one user action (possibly several requests)."""
+
+    def __init__(self) -> None:
+        self._answer: cl.Message | None = None
+        self._refusing = False
+        self._citations: list[CitationAdded] = []
+        self._steps: dict[str, cl.Step] = {}
+
+    async def render(self, events: AsyncIterator[UIEvent]) -> None:
+        async for event in events:
+            await self.show(event)
+        await self._finish_answer(None)
+
+    async def _message(self) -> cl.Message:
+        if self._answer is None:
+            self._answer = cl.Message(content="", author=AUTHOR)
+        return self._answer
+
+    async def show(self, event: UIEvent) -> None:
+        if isinstance(event, CommentaryStarted):
+            step = cl.Step(name="Progress", type="run")
+            self._steps[event.item_id] = step
+            await step.send()
+        elif isinstance(event, CommentaryDelta):
+            await self._steps[event.item_id].stream_token(event.text)
+        elif isinstance(event, CommentaryDone):
+            step = self._steps.pop(event.item_id)
+            step.output = event.text
+            await step.update()
+        elif isinstance(event, AnswerDelta):
+            await (await self._message()).stream_token(event.text)
+        elif isinstance(event, RefusalDelta):
+            message = await self._message()
+            if not self._refusing:
+                self._refusing = True
+                await message.stream_token(refusal_prefix())
+            await message.stream_token(event.text)
+        elif isinstance(event, CitationAdded):
+            self._citations.append(event)
+        elif isinstance(event, ToolStarted):
+            step = cl.Step(name=event.name, type="tool")
+            self._steps[event.call_id] = step
+            await step.send()
+        elif isinstance(event, ToolFinished):
+            step = self._steps.get(event.call_id) or cl.Step(
+                name=event.name, type="tool"
+            )
+            self._steps.pop(event.call_id, None)
+            step.input = event.input
+            step.output = event.output or event.status
+            await step.update()
+        elif isinstance(event, TurnFinished):
+            await self._finish_answer(event)
+        elif isinstance(event, FileShown):
+            await show_file(event)
+        elif isinstance(event, InterruptAsked):
+            await ask(event)
+        elif isinstance(event, Notice):
+            await notify(event)
+
+    async def _finish_answer(self, finished: TurnFinished | None) -> None:
+        extras = [sources_markdown(self._citations)]
+        if finished is not None:
+            extras.append(status_text(finished))
+            usage = usage_text(finished)
+            extras.append(f"*{usage}*" if usage else "")
+        extras = [extra for extra in extras if extra]
+        message = self._answer
+        unfinished = finished is not None and finished.status != "completed"
+        if message is None and extras and (unfinished or self._citations):
+            message = await self._message()
+        if message is not None:
+            if extras:
+                body = message.content.rstrip()
+                message.content = "\n\n".join([body, *extras] if body else extras)
+            await message.send()
+        self._answer = None
+        self._refusing = False
+        self._citations = []
+
+
+async def show_file(event: FileShown) -> None:
+    shown = event.file
+    element: cl.Element
+    if shown.is_image:
+        element = cl.Image(
+            name=shown.filename,
+            content=shown.content,
+            mime=shown.mime,
+            display="inline",
+        )
+    else:
+        element = cl.File(
+            name=shown.filename,
+            content=shown.content,
+            mime=shown.mime,
+            display="inline",
+        )
+    caption = escape_markdown(shown.title or shown.filename)
+    await cl.Message(content=caption, elements=[element], author=AUTHOR).send()
+
+
+async def ask(event: InterruptAsked) -> None:
+    prompt = event.prompt
+    actions = [
+        cl.Action(
+            name=INTERRUPT_ACTION,
+            payload={"call_id": prompt.call_id, "answer": choice},
+            label=choice,
+        )
+        for choice in prompt.choices
+    ]
+    lines = [prompt.question]
+    if prompt.free_text:
+        lines.append(
+            "*Type your answer*" if not prompt.choices else "*Or type your own answer.*"
+        )
+    if event.remaining > 1:
+        lines.append(f"*{event.remaining} questions are waiting for an answer.*")
+    message = cl.Message(content="\n\n".join(lines), actions=actions, author=AUTHOR)
+    await message.send()
+    cl.user_session.set(QUESTION_KEY, message)
+
+
+async def clear_question() -> None:
+    """Remove the buttons of the last question shown (it was answered)."""
+    message = cl.user_session.get(QUESTION_KEY)
+    if isinstance(message, cl.Message):
+        cl.user_session.set(QUESTION_KEY, None)
+        await message.remove_actions()
+
+
+async def notify(event: Notice) -> None:
+    if event.level == "error":
+        await cl.ErrorMessage(content=event.text, author=AUTHOR).send()
+    else:
+        await cl.Message(content=event.text, author=AUTHOR).send()

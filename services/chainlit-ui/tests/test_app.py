@@ -1,0 +1,137 @@
+"""The Chainlit app as it runs: ``lgos-chainlit`` (``chainlit run --headless``)
+as a subprocess on a free loopback port, against the real LGOS server."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+from lgos_chainlit.cli import APP, chainlit_command, main, prepare_home
+from ui_support import free_ports, stop, wait_until
+
+
+@contextlib.contextmanager
+def start_ui(lgos, files_server, tmp_path, **extra_env):
+    """The UI started by its console command; yields (base URL, home, cwd)."""
+    port = free_ports(1)[0]
+    home, cwd = tmp_path / "home", tmp_path / "cwd"
+    cwd.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LGOS_CHAINLIT_")}
+    env |= {
+        "LGOS_CHAINLIT_HOME": str(home),
+        "LGOS_CHAINLIT_CATALOG": "lgos",
+        "LGOS_CHAINLIT_GATEWAY_URL": lgos.base_url,
+        "LGOS_CHAINLIT_FILES_URL": files_server.url,
+        **extra_env,
+    }
+    env.pop("CHAINLIT_AUTH_SECRET", None)
+    log = tmp_path / "ui.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "lgos_chainlit", "--port", str(port)],
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}"
+
+    def serving() -> bool:
+        if process.poll() is not None:
+            raise RuntimeError(f"the UI exited early:\n{log.read_text()[-3000:]}")
+        try:
+            return httpx.get(url, timeout=2).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    try:
+        wait_until(serving, 60, "the Chainlit UI")
+        yield url, home, cwd
+    finally:
+        stop(process)
+
+
+@pytest.fixture
+def ui(lgos, files_server, tmp_path):
+    with start_ui(lgos, files_server, tmp_path) as started:
+        yield started
+
+
+def test_the_ui_serves_its_page_and_one_profile_per_graph(ui):
+    url, home, cwd = ui
+
+    page = httpx.get(url, timeout=10)
+    settings = httpx.get(f"{url}/project/settings", timeout=10).json()
+
+    assert page.status_code == 200
+    assert "<html" in page.text.lower()
+    profiles = {p["name"]: p["markdown_description"] for p in settings["chatProfiles"]}
+    assert profiles["echo"] == "Echoes settings and what it saw."
+    assert {"chart", "refund", "tools", "plain"} <= set(profiles)
+    assert "LangGraph OpenAI Serve" in settings["markdown"]
+    # Chainlit's files went to the home folder, not the working directory.
+    assert (home / ".chainlit" / "config.toml").is_file()
+    assert list(cwd.iterdir()) == []
+
+
+def test_with_users_the_ui_asks_for_login_and_keeps_history(
+    lgos, files_server, tmp_path
+):
+    users = json.dumps({"alice": "wonderland"})
+    with start_ui(lgos, files_server, tmp_path, LGOS_CHAINLIT_USERS=users) as started:
+        url, home, _ = started
+        auth = httpx.get(f"{url}/auth/config", timeout=10).json()
+        refused = httpx.post(
+            f"{url}/login", data={"username": "alice", "password": "x"}, timeout=10
+        )
+        with httpx.Client(base_url=url, timeout=10) as browser:
+            accepted = browser.post(
+                "/login", data={"username": "alice", "password": "wonderland"}
+            )
+            threads = browser.post(
+                "/project/threads", json={"pagination": {"first": 5}, "filter": {}}
+            )
+
+    assert auth["requireLogin"] is True
+    assert auth["passwordAuth"] is True
+    assert refused.status_code == 401
+    assert accepted.status_code == 200
+    assert threads.status_code == 200
+    assert threads.json()["data"] == []
+    secret = home / ".auth-secret"
+    assert secret.stat().st_mode & 0o777 == 0o600
+    assert len(secret.read_text()) > 40
+
+
+def test_the_command_runs_chainlit_headless_on_loopback():
+    command = chainlit_command("127.0.0.1", 8200)
+
+    assert command[1:5] == ["-m", "chainlit", "run", str(APP)]
+    assert command[5:] == ["--headless", "--host", "127.0.0.1", "--port", "8200"]
+    assert APP.is_file()
+
+
+def test_the_home_folder_gets_a_welcome_page_once(tmp_path):
+    home = prepare_home(tmp_path / "ui")
+    (home / "chainlit.md").write_text("mine")
+
+    assert prepare_home(tmp_path / "ui") == home
+    assert (home / "chainlit.md").read_text() == "mine"
+    assert home.is_absolute()
+
+
+def test_bad_settings_stop_the_command_naming_the_variable(monkeypatch, capsys):
+    monkeypatch.setenv("LGOS_CHAINLIT_GATEWAY_URL", "http://gateway:4000")
+
+    with pytest.raises(SystemExit) as stopped:
+        main(["--port", "1"])
+
+    assert stopped.value.code == 2
+    assert "GATEWAY_URL" in capsys.readouterr().err
+    assert Path.cwd().exists()

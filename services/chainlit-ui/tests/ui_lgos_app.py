@@ -1,0 +1,403 @@
+"""The LGOS app the UI's tests talk to: the core library serving small graphs.
+
+Every graph answers through ``ScriptedChatModel`` so tokens really stream:
+
+* ``echo``: client settings (an enum, a switch, a bounded integer, a string),
+  a commentary status, and an answer that reports the settings, the
+  ``conversation_id`` and how many messages the graph received.
+* ``cite``: an answer with ``url_citation`` annotations.
+* ``refuse`` / ``cut``: a refusal; an answer cut short (incomplete).
+* ``tools``: server tools ``package_version`` (custom) and ``web_search``.
+* ``refund``: one interrupt with choices and free text; answering ``wait``
+  makes the resumed node sleep, so a second resume meets ``run_busy``.
+* ``approvals``: two parallel interrupts answered in one batch.
+* ``chart``: accepts files; downloads the attached file from the Files API,
+  uploads a "chart" (SVG, or a text report when asked for ``text``) and calls
+  the client function ``display_file``; after the output, it answers.
+* ``plain``: no features at all.
+
+Every ``POST /v1/responses`` body is recorded in ``Recorder.bodies``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+from fastapi import FastAPI
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    HumanMessage,
+    ToolMessage,
+)
+from langchain_core.messages.content import create_citation, create_text_block
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.config import get_stream_writer
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+from langgraph_openai_serve import (
+    ClientSettings,
+    GraphConfig,
+    GraphFeature,
+    GraphRegistry,
+    GraphRequest,
+    InMemoryRunCoordinator,
+    LanggraphOpenaiServe,
+    status_event,
+)
+from langgraph_openai_serve.testing import ScriptedChatModel
+from pydantic import Field
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+REFUND_QUESTION = {
+    "question": "How should the refund be handled?",
+    "choices": ["approve", "reject"],
+    "allow_other": True,
+}
+SOURCES = [
+    {"url": "https://docs.example/lgos", "title": "LGOS docs"},
+    {"url": "https://blog.example/graphs", "title": "Graphs blog"},
+]
+
+
+class EchoSettings(ClientSettings):
+    audience: Literal["general", "beginner", "expert"] = "general"
+    use_history: bool = False
+    depth: int = Field(default=2, ge=1, le=5, description="How deep to go.")
+    signature: str = "LGOS"
+
+
+@dataclass(frozen=True)
+class EchoContext:
+    settings: EchoSettings
+    conversation_id: str | None
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    selected: tuple[str, ...]
+
+
+@dataclass
+class FilesAccess:
+    """Where the ``chart`` graph reaches the Files API (set by the fixture)."""
+
+    url: str = ""
+    key: str = ""
+
+
+@dataclass
+class Recorder:
+    bodies: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _one_node(node: Any, **compile_kwargs: Any) -> Any:
+    builder = StateGraph(MessagesState, **compile_kwargs.pop("builder", {}))
+    builder.add_node("agent", node)
+    builder.add_edge(START, "agent")
+    builder.add_edge("agent", END)
+    return builder.compile(**compile_kwargs)
+
+
+def _last_human(messages: list[BaseMessage]) -> HumanMessage | None:
+    return next((m for m in reversed(messages) if isinstance(m, HumanMessage)), None)
+
+
+def echo_graph() -> Any:
+    async def agent(
+        state: MessagesState, runtime: Runtime[EchoContext]
+    ) -> dict[str, list[BaseMessage]]:
+        get_stream_writer()(status_event("Reading your message"))
+        settings = runtime.context.settings
+        human = _last_human(state["messages"])
+        text = (
+            f"audience={settings.audience} use_history={settings.use_history} "
+            f"depth={settings.depth} signature={settings.signature} "
+            f"conversation={runtime.context.conversation_id} "
+            f"seen={len(state['messages'])} said={human.text if human else ''}"
+        )
+        model = ScriptedChatModel(responder=lambda _: text)
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    return _one_node(agent, builder={"context_schema": EchoContext})
+
+
+def echo_context(request: GraphRequest, settings: Any) -> EchoContext:
+    return EchoContext(settings, request.metadata.get("conversation_id"))
+
+
+def cite_graph() -> Any:
+    async def agent(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        get_stream_writer()(status_event("Searching the docs"))
+        model = ScriptedChatModel(responder=lambda _: "See the docs and the blog.")
+        reply = await model.ainvoke(state["messages"])
+        citations = [
+            create_citation(url=s["url"], title=s["title"], start_index=4, end_index=11)
+            for s in SOURCES
+        ]
+        block = create_text_block(text=reply.text, annotations=citations)
+        return {"messages": [AIMessage(content=[block], id=reply.id)]}
+
+    return _one_node(agent)
+
+
+def scripted_graph(reply: AIMessage) -> Any:
+    async def agent(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        model = ScriptedChatModel(responder=lambda _: reply)
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    return _one_node(agent)
+
+
+def tools_graph() -> Any:
+    def select(
+        state: MessagesState, runtime: Runtime[ToolContext]
+    ) -> dict[str, list[BaseMessage]]:
+        if isinstance(state["messages"][-1], ToolMessage):
+            return {"messages": []}
+        n = len(state["messages"])
+        calls = []
+        if "package_version" in runtime.context.selected:
+            calls.append(
+                {"id": f"pv_{n}", "name": "package_version", "args": {"__arg1": "lgos"}}
+            )
+        if "web_search" in runtime.context.selected:
+            calls.append(
+                {
+                    "id": f"ws_{n}",
+                    "name": "web_search",
+                    "args": {"query": "lgos graphs"},
+                }
+            )
+        return {"messages": [AIMessage(content="", tool_calls=calls)]} if calls else {}
+
+    def run_tools(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        last = state["messages"][-1]
+        results: list[BaseMessage] = []
+        for call in last.tool_calls if isinstance(last, AIMessage) else []:
+            output = (
+                "lgos 1.2.3"
+                if call["name"] == "package_version"
+                else "LGOS docs: LGOS serves graphs."
+            )
+            results.append(
+                ToolMessage(content=output, tool_call_id=call["id"], name=call["name"])
+            )
+        return {"messages": results}
+
+    async def answer(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        outputs = [m.text for m in state["messages"] if isinstance(m, ToolMessage)]
+        text = "Results: " + (" | ".join(outputs) if outputs else "none")
+        model = ScriptedChatModel(responder=lambda _: text)
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    def route(state: MessagesState) -> str:
+        last = state["messages"][-1]
+        return "tools" if isinstance(last, AIMessage) and last.tool_calls else "answer"
+
+    builder = StateGraph(MessagesState, context_schema=ToolContext)
+    builder.add_node("select", select)
+    builder.add_node("tools", run_tools)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "select")
+    builder.add_conditional_edges("select", route, ["tools", "answer"])
+    builder.add_edge("tools", "answer")
+    builder.add_edge("answer", END)
+    return builder.compile()
+
+
+class Decision(MessagesState):
+    decision: str
+    second: str
+
+
+def refund_graph(saver: InMemorySaver) -> Any:
+    async def ask(state: Decision) -> dict[str, Any]:
+        get_stream_writer()(status_event("Checking the order"))
+        return {"decision": interrupt(REFUND_QUESTION)}
+
+    async def answer(state: Decision) -> dict[str, list[BaseMessage]]:
+        if state["decision"] == "wait":
+            await asyncio.sleep(1.0)
+        model = ScriptedChatModel(responder=lambda _: f"Refund {state['decision']}.")
+        return {"messages": [await model.ainvoke([AIMessage(state["decision"])])]}
+
+    builder = StateGraph(Decision)
+    builder.add_node("ask", ask)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", "answer")
+    builder.add_edge("answer", END)
+    return builder.compile(checkpointer=saver)
+
+
+def approvals_graph(saver: InMemorySaver) -> Any:
+    async def manager(state: Decision) -> dict[str, Any]:
+        answer = interrupt({"question": "Manager approval?", "choices": ["yes", "no"]})
+        return {"decision": answer}
+
+    async def finance(state: Decision) -> dict[str, Any]:
+        return {"second": interrupt({"question": "Finance comment?"})}
+
+    async def answer(state: Decision) -> dict[str, list[BaseMessage]]:
+        text = f"manager={state['decision']} finance={state['second']}"
+        return {"messages": [AIMessage(content=text)]}
+
+    builder = StateGraph(Decision)
+    builder.add_node("manager", manager)
+    builder.add_node("finance", finance)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "manager")
+    builder.add_edge(START, "finance")
+    builder.add_edge(["manager", "finance"], "answer")
+    builder.add_edge("answer", END)
+    return builder.compile(checkpointer=saver)
+
+
+SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"></svg>'
+
+
+def chart_graph(files: FilesAccess) -> Any:
+    async def agent(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        last = state["messages"][-1]
+        if isinstance(last, ToolMessage):
+            text = f"Shown: {last.text}"
+            model = ScriptedChatModel(responder=lambda _: text)
+            return {"messages": [await model.ainvoke(state["messages"])]}
+        human = _last_human(state["messages"])
+        blocks = human.content if human and isinstance(human.content, list) else []
+        file_ids = [
+            b["file_id"]
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "file"
+        ]
+        if not file_ids:
+            model = ScriptedChatModel(responder=lambda _: "Attach a file to chart.")
+            return {"messages": [await model.ainvoke(state["messages"])]}
+        headers = {"Authorization": f"Bearer {files.key}"}
+        async with httpx.AsyncClient(base_url=files.url, headers=headers) as http:
+            data = (await http.get(f"/files/{file_ids[-1]}/content")).content
+            as_text = human is not None and "text" in human.text
+            name, body, mime = (
+                (
+                    "report.txt",
+                    b"rows: " + str(data.count(b"\n")).encode(),
+                    "text/plain",
+                )
+                if as_text
+                else ("chart.svg", SVG, "image/svg+xml")
+            )
+            uploaded = await http.post(
+                "/files",
+                files={"file": (name, body, mime)},
+                data={"purpose": "assistants"},
+            )
+            uploaded.raise_for_status()
+        arguments = {
+            "file_id": "file-missing"
+            if "missing" in human.text
+            else uploaded.json()["id"],
+            "filename": name,
+            "title": f"{len(data)} bytes charted",
+        }
+        call = {"id": f"call_show_{len(state['messages'])}", "name": "display_file"}
+        return {
+            "messages": [
+                AIMessage(content="", tool_calls=[{**call, "args": arguments}])
+            ]
+        }
+
+    return _one_node(agent)
+
+
+def build_registry(files: FilesAccess) -> GraphRegistry:
+    saver = InMemorySaver()
+    events = frozenset({GraphFeature.CLIENT_EVENTS})
+
+    def paused(graph: Any, description: str) -> GraphConfig:
+        return GraphConfig(
+            graph=graph,
+            description=description,
+            features={GraphFeature.INTERRUPTS, GraphFeature.CLIENT_EVENTS},
+            run_coordinator=InMemoryRunCoordinator(),
+        )
+
+    length = AIMessage("Cut short", response_metadata={"finish_reason": "length"})
+    refusal = AIMessage("", additional_kwargs={"refusal": "I won't do that."})
+    return GraphRegistry(
+        registry={
+            "echo": GraphConfig(
+                graph=echo_graph(),
+                description="Echoes settings and what it saw.",
+                features=events,
+                client_settings=EchoSettings,
+                context_factory=echo_context,
+            ),
+            "cite": GraphConfig(
+                graph=cite_graph(), description="Answers with sources.", features=events
+            ),
+            "refuse": GraphConfig(
+                graph=scripted_graph(refusal), description="Refuses."
+            ),
+            "cut": GraphConfig(graph=scripted_graph(length), description="Cut short."),
+            "tools": GraphConfig(
+                graph=tools_graph(),
+                description="Server tools.",
+                server_tools=["package_version", "web_search"],
+                context_factory=lambda request, _: ToolContext(request.server_tools),
+            ),
+            "refund": paused(refund_graph(saver), "Asks how to refund."),
+            "approvals": paused(approvals_graph(saver), "Asks two approvers."),
+            "chart": GraphConfig(
+                graph=chart_graph(files),
+                description="Charts an attached file.",
+                features={GraphFeature.FILE_INPUTS},
+                client_tools=["display_file"],
+            ),
+            "plain": GraphConfig(
+                graph=scripted_graph(AIMessage("Plain answer.")), description="Plain."
+            ),
+        }
+    )
+
+
+class RecordResponses:
+    """ASGI middleware keeping every ``POST /v1/responses`` JSON body."""
+
+    def __init__(self, app: ASGIApp, recorder: Recorder) -> None:
+        self.app = app
+        self.recorder = recorder
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].endswith("/responses"):
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        self.recorder.bodies.append(json.loads(body))
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+def create_app(files: FilesAccess, recorder: Recorder) -> Any:
+    app = FastAPI()
+    LanggraphOpenaiServe(graphs=build_registry(files), app=app).bind_openai_api()
+    return RecordResponses(app, recorder)
