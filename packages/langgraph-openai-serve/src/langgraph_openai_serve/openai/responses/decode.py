@@ -30,16 +30,7 @@ def decode_response_request(
             inconsistent replayed exchange, or files for a graph without
             ``FILE_INPUTS``.
     """
-    tools = select_tools(body, server_tools)
-    request = GraphRequest(
-        model=body.model,
-        metadata=body.metadata or {},
-        user=body.user,
-        tools=tools.functions,
-        tool_choice=tools.tool_choice,
-        parallel_tool_calls=body.parallel_tool_calls,
-        server_tools=tools.server_tools,
-    )
+    request = graph_request(body, server_tools)
     messages: list[BaseMessage] = []
     if body.instructions:
         messages.append(SystemMessage(content=body.instructions))
@@ -85,17 +76,7 @@ def decode_resume(
                 param=f"input.[{index}].call_id",
             )
         answers[interrupt_id] = item.output
-    tools = select_tools(body, server_tools)
-    request = GraphRequest(
-        model=body.model,
-        metadata=body.metadata or {},
-        user=body.user,
-        tools=tools.functions,
-        tool_choice=tools.tool_choice,
-        parallel_tool_calls=body.parallel_tool_calls,
-        server_tools=tools.server_tools,
-    )
-    return request, answers
+    return graph_request(body, server_tools), answers
 
 
 def ends_with_interrupt_answers(body: schemas.ResponseCreateRequest) -> bool:
@@ -106,3 +87,19 @@ def ends_with_interrupt_answers(body: schemas.ResponseCreateRequest) -> bool:
     if isinstance(last, schemas.FunctionCallOutput):
         return interrupt_id_from_call_id(last.call_id) is not None
     return isinstance(last, schemas.FunctionCall) and last.name == INTERRUPT_TOOL_NAME
+
+
+def graph_request(
+    body: schemas.ResponseCreateRequest, server_tools: Set[str]
+) -> GraphRequest:
+    """The protocol-neutral request, with tools checked against the graph."""
+    tools = select_tools(body, server_tools)
+    return GraphRequest(
+        model=body.model,
+        metadata=body.metadata or {},
+        user=body.user,
+        tools=tools.functions,
+        tool_choice=tools.tool_choice,
+        parallel_tool_calls=body.parallel_tool_calls,
+        server_tools=tools.server_tools,
+    )
