@@ -44,6 +44,9 @@ def registry() -> GraphRegistry:
             raise
         return {"messages": [AIMessage(content="never")]}
 
+    async def fail(state: MessagesState) -> dict[str, Any]:
+        raise RuntimeError("the database password is hunter2")
+
     features = {GraphFeature.BACKGROUND}
     return GraphRegistry(
         registry={
@@ -52,6 +55,9 @@ def registry() -> GraphRegistry:
             ),
             "forever": GraphConfig(
                 graph=_graph(wait_forever), description="forever", features=features
+            ),
+            "boom": GraphConfig(
+                graph=_graph(fail), description="boom", features=features
             ),
         }
     )

@@ -19,7 +19,11 @@ from langgraph_openai_serve import (
     LanggraphOpenaiServe,
     Settings,
 )
-from langgraph_openai_serve.background.memory import InProcessBackend
+from langgraph_openai_serve.background.memory import (
+    InMemoryResponseStore,
+    InProcessBackend,
+)
+from langgraph_openai_serve.background.protocol import BackgroundJob
 from support import one_node_graph, scripted_graph, sse_events
 
 pytestmark = pytest.mark.anyio
@@ -276,3 +280,38 @@ async def test_interrupt_runs_pause_and_resume_in_the_background(client, runs):
     assert resumed.output_text == "Refund approve."
     assert stale_result.error.code == "server_error"
     assert runs["answer"] == 1
+
+
+async def test_idempotency_keys_are_scoped_and_expire():
+    store = InMemoryResponseStore(idempotency_ttl=0.05)
+
+    def job(response_id, scope="a"):
+        return BackgroundJob(response_id=response_id, scope=scope, body={})
+
+    _, first = await store.create(
+        job("r1"), {"id": "r1"}, idempotency_key="k", body_digest="d"
+    )
+    _, same = await store.create(
+        job("r2"), {"id": "r2"}, idempotency_key="k", body_digest="d"
+    )
+    _, other_scope = await store.create(
+        job("r3", scope="b"), {"id": "r3"}, idempotency_key="k", body_digest="x"
+    )
+    await asyncio.sleep(0.06)
+    _, after_expiry = await store.create(
+        job("r4"), {"id": "r4"}, idempotency_key="k", body_digest="new"
+    )
+
+    assert (first, same, other_scope, after_expiry) == (True, False, True, True)
+
+
+async def test_idempotency_key_length_is_checked(client):
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.responses.create(
+            model="bg",
+            input="Go",
+            background=True,
+            extra_headers={"Idempotency-Key": "k" * 256},
+        )
+
+    assert caught.value.body["param"] == "Idempotency-Key"

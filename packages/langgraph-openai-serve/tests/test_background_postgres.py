@@ -10,6 +10,7 @@ import time
 import uuid
 
 import httpx
+import openai
 import pytest
 from conftest import TESTS_DIR, free_port
 from openai import OpenAI
@@ -157,3 +158,29 @@ def test_cancel_while_queued_and_while_running(stack):
     time.sleep(0.5)
     assert not list(stack.markers.glob("run-never-runs-*"))
     assert client.responses.retrieve(queued.id).status == "cancelled"
+
+
+def test_idempotent_retries_and_failures_on_postgres(stack):
+    stack.start_worker()
+    client = stack.client()
+    headers = {"Idempotency-Key": "nightly-report"}
+
+    first = client.responses.create(
+        model="job", input="idem", background=True, extra_headers=headers
+    )
+    retry = client.responses.create(
+        model="job", input="idem", background=True, extra_headers=headers
+    )
+    with pytest.raises(openai.UnprocessableEntityError) as reused:
+        client.responses.create(
+            model="job", input="other", background=True, extra_headers=headers
+        )
+    failing = client.responses.create(model="boom", input="x", background=True)
+    failed = _wait(client, failing.id, {"failed"})
+    _wait(client, first.id, {"completed"})
+
+    assert retry.id == first.id
+    assert reused.value.body["code"] == "idempotency_key_reused"
+    assert len(list(stack.markers.glob("run-idem-*"))) == 1
+    assert failed.error.code == "server_error"
+    assert "hunter2" not in failed.model_dump_json()

@@ -342,3 +342,24 @@ async def test_a_nil_run_id_is_rejected(client):
         )
 
     assert caught.value.body["param"] == "metadata.lgos_run_id"
+
+
+async def test_answered_interrupts_replay_later_as_ordinary_input(client, backend):
+    paused = await client.responses.create(model="refund", input="Refund")
+    answers = _answers(paused, "approve")
+    resumed = await client.responses.create(
+        model="refund", previous_response_id=paused.id, input=answers
+    )
+    transcript = [
+        {"role": "user", "content": "Refund"},
+        *[item.model_dump() for item in paused.output],
+        *answers,
+        *[item.model_dump() for item in resumed.output],
+        {"role": "user", "content": "Another refund"},
+    ]
+
+    follow_up = await client.responses.create(model="refund", input=transcript)
+
+    (call,) = follow_up.output
+    assert call.name == "lgos_interrupt"
+    assert follow_up.id != paused.id

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,9 +37,10 @@ class _Record:
 class InMemoryResponseStore:
     """A ``ResponseStore`` in this process's memory."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, idempotency_ttl: float = 24 * 3600) -> None:
         self._records: dict[str, _Record] = {}
-        self._keys: dict[tuple[str, str], tuple[str, str | None]] = {}
+        self._keys: dict[tuple[str, str], tuple[str, str | None, float]] = {}
+        self.idempotency_ttl = idempotency_ttl
 
     async def create(
         self,
@@ -49,13 +51,18 @@ class InMemoryResponseStore:
         body_digest: str | None = None,
     ) -> tuple[dict[str, Any], bool]:
         if idempotency_key is not None:
+            now = time.monotonic()
             known = self._keys.get((job.scope, idempotency_key))
-            if known is not None:
-                response_id, digest = known
+            if known is not None and now - known[2] < self.idempotency_ttl:
+                response_id, digest, _ = known
                 if digest != body_digest:
                     raise IdempotencyKeyReusedError(idempotency_key)
                 return self._records[response_id].snapshot, False
-            self._keys[(job.scope, idempotency_key)] = (job.response_id, body_digest)
+            self._keys[(job.scope, idempotency_key)] = (
+                job.response_id,
+                body_digest,
+                now,
+            )
         self._records[job.response_id] = _Record(job, snapshot)
         return snapshot, True
 
