@@ -2,9 +2,10 @@
 
 ``RequestContextMiddleware`` wraps the whole OpenAI app. It gives every
 response an ``X-Request-ID`` (echoing a valid incoming one), enforces the
-optional API keys on every route but ``/health``, and logs one structured
+optional API keys on every route but ``/health``, turns an unexpected
+exception into the 500 envelope, and logs one structured
 ``request.completed`` record with model, status, duration and, for streams,
-how the stream ended.
+how the stream ended. One middleware, one ``send`` wrapper per request.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from langgraph_openai_serve.openai.auth import (
     ApiKeys,
     bearer_token,
 )
-from langgraph_openai_serve.openai.errors import error_response
+from langgraph_openai_serve.openai.errors import error_response, logger, response_for
 
 access_logger = logging.getLogger("langgraph_openai_serve.access")
 
@@ -80,9 +81,7 @@ class RequestContextMiddleware:
             if message["type"] == "http.response.start":
                 log.status = message["status"]
                 message["headers"] = [*message.get("headers", ()), id_header]
-            elif message["type"] == "http.response.body" and not message.get(
-                "more_body", False
-            ):
+            elif not message.get("more_body", False):
                 finished = True
             await send(message)
 
@@ -94,6 +93,13 @@ class RequestContextMiddleware:
                     return
                 scope["state"][PRINCIPAL_STATE_KEY] = principal
             await self.app(scope, receive, send_with_id)
+        except Exception as exc:
+            # Starlette's server-error middleware answers in plain text and
+            # re-raises; here every unexpected error becomes the envelope.
+            if log.status is not None:
+                logger.error("request.failed_after_start", exc_info=exc)
+            else:
+                await response_for(exc)(scope, receive, send_with_id)
         finally:
             if log.stream_outcome is None and log.status == 200 and not finished:
                 log.stream_outcome = "disconnected"

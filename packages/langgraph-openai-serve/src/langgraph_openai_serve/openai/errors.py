@@ -17,7 +17,6 @@ from fastapi.exceptions import RequestValidationError
 from langchain_core.exceptions import ContextOverflowError
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from langgraph_openai_serve.graph.errors import (
     GraphNotFoundError,
@@ -180,7 +179,8 @@ async def _handle(request: Request, exc: Exception) -> Response:
 
 
 def install_error_handlers(app: FastAPI) -> None:
-    """Route every error of ``app`` through the envelope table."""
+    """Route every error of ``app`` through the envelope table (unexpected
+    exceptions reach ``RequestContextMiddleware``, which uses it too)."""
     for exc_class in (
         RequestValidationError,
         HTTPException,
@@ -194,39 +194,6 @@ def install_error_handlers(app: FastAPI) -> None:
         ContextOverflowError,
     ):
         app.add_exception_handler(exc_class, _handle)
-    app.add_middleware(CatchAllErrorsMiddleware)
-
-
-class CatchAllErrorsMiddleware:
-    """Turns an unexpected exception into the 500 envelope.
-
-    Starlette's own server-error middleware answers in plain text and
-    re-raises; this one answers in the envelope and logs the traceback. If the
-    response already started, the exception is logged and the connection ends.
-    """
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        started = False
-
-        async def watch_start(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, receive, watch_start)
-        except Exception as exc:
-            if started:
-                logger.error("request.failed_after_start", exc_info=exc)
-                return
-            await response_for(exc)(scope, receive, send)
 
 
 def _http_response(exc: HTTPException) -> Response:
