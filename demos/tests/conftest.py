@@ -1,28 +1,43 @@
 """The demo stack as real processes, once per session.
 
 ``python -m lgos_demos.stack`` (what ``just up`` runs) starts the offline demo
-model, the search service, SeaweedFS, the Files API and the demo API on free
-loopback ports in a temp folder. Tests reach them over HTTP with the official
-``openai`` SDK. At the end the supervisor gets SIGINT and must have stopped
+model, the search service, SeaweedFS, the Files API, PostgreSQL, a one-shot
+table setup, the background worker and the demo API on free loopback ports
+in a temp folder. Tests reach them over HTTP with the official ``openai``
+SDK. At the end the supervisor gets SIGINT and must have stopped
 every child (checked by PID).
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 
 import httpx
 import pytest
-from demo_support import Stack, alive, clean_env, start_stack, stop_stack_process
+from demo_support import (
+    Stack,
+    alive,
+    clean_env,
+    postgres_dir,
+    start_stack,
+    stop_stack_process,
+)
 from lgos_demos.settings import DEFAULT_FILES_API_KEY
 from openai import OpenAI
 
 
 @pytest.fixture(scope="session")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
-    running = start_stack(tmp_path_factory.mktemp("stack"), env=clean_env())
-    yield running
-    stopped = stop_stack_process(running.process, running.pids)
+    postgres = postgres_dir()
+    try:
+        running = start_stack(
+            tmp_path_factory.mktemp("stack"), env=clean_env(), postgres=postgres
+        )
+        yield running
+        stopped = stop_stack_process(running.process, running.pids)
+    finally:
+        shutil.rmtree(postgres, ignore_errors=True)
     left = [name for name, pid in running.pids.items() if alive(pid)]
     assert stopped, f"the supervisor ignored SIGINT:\n{running.output.read_text()}"
     assert not left, f"still running after the stack stopped: {left}"

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -87,6 +88,10 @@ class Stack:
         return self.urls["demo model"]
 
     @property
+    def database_url(self) -> str:
+        return self.urls["PostgreSQL"]
+
+    @property
     def search_url(self) -> str:
         return self.urls["search"].split("/search", 1)[0]
 
@@ -105,9 +110,20 @@ def alive(pid: int) -> bool:
     return True
 
 
-def start_stack(state_dir: Path, *, env: dict[str, str]) -> Stack:
+def postgres_dir() -> Path:
+    """A fresh folder for the stack's PostgreSQL cluster.
+
+    As root the server runs as its own user and the folders above its data
+    are made traversable, so it lives under the system temp folder rather
+    than in pytest's private one. Delete it after the stack stopped."""
+    return Path(tempfile.mkdtemp(prefix="lgos-demo-pg-"))
+
+
+def start_stack(
+    state_dir: Path, *, env: dict[str, str], postgres: Path | None = None
+) -> Stack:
     """``lgos-demo-stack`` on free ports; returns once it wrote stack.json."""
-    api, model, search, files, s3 = free_ports(5)
+    api, model, search, files, s3, pg = free_ports(6)
     output = state_dir / "stack.out"
     state_dir.mkdir(parents=True, exist_ok=True)
     with output.open("wb") as out:
@@ -122,6 +138,8 @@ def start_stack(state_dir: Path, *, env: dict[str, str]) -> Stack:
                 f"--search-port={search}",
                 f"--files-port={files}",
                 f"--s3-port={s3}",
+                f"--postgres-port={pg}",
+                *([f"--postgres-dir={postgres}"] if postgres is not None else []),
                 f"--startup-timeout={STARTUP_SECONDS}",
             ],
             env=env,

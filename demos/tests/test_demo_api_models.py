@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-DEMOS = {"simple", "citations", "server-tools", "web-search", "file-display", "router"}
+DEMOS = {
+    "simple",
+    "citations",
+    "server-tools",
+    "web-search",
+    "file-display",
+    "router",
+    "interrupts",
+    "background",
+}
 
 
 def test_every_demo_graph_is_listed_with_a_description(api):
@@ -22,6 +31,8 @@ def test_discovery_advertises_tools_features_and_settings(api):
     assert lgos["file-display"]["client_tools"] == ["display_file"]
     assert set(lgos["file-display"]["features"]) == {"client_events", "file_inputs"}
     assert "client_events" in lgos["citations"]["features"]
+    assert set(lgos["interrupts"]["features"]) == {"interrupts", "background"}
+    assert set(lgos["background"]["features"]) == {"background", "client_events"}
     settings = simple["client_settings"]
     assert settings["defaults"] == {"audience": "general", "use_history": True}
     audience = settings["json_schema"]["properties"]["audience"]

@@ -54,4 +54,6 @@ def test_settings_point_every_graph_at_the_configured_services():
         "web-search",
         "file-display",
         "router",
+        "interrupts",
+        "background",
     }

@@ -2,23 +2,42 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
 import subprocess
 import sys
 
-from demo_support import alive, clean_env, start_stack, stop_stack_process
+from demo_support import (
+    alive,
+    clean_env,
+    postgres_dir,
+    start_stack,
+    stop_stack_process,
+)
 from lgos_demos.stack.services import StackOptions, free_ports, plan_stack
 
 
 def test_ctrl_c_stops_every_child_and_configured_services_are_skipped(tmp_path):
     # Pointing at "another" Files API leaves SeaweedFS and the Files API out.
     env = clean_env(DEMO_FILES_URL="http://127.0.0.1:9/v1")
-    stack = start_stack(tmp_path / "state", env=env)
+    postgres = postgres_dir()
+    try:
+        stack = start_stack(tmp_path / "state", env=env, postgres=postgres)
+        output = stack.output.read_text()
+        stopped = stop_stack_process(stack.process, stack.pids)
+        kept_data = (postgres / "data" / "PG_VERSION").exists()
+    finally:
+        shutil.rmtree(postgres, ignore_errors=True)
 
-    output = stack.output.read_text()
-    stopped = stop_stack_process(stack.process, stack.pids)
-
-    assert set(stack.pids) == {"demo model", "search", "demo API"}
+    assert set(stack.pids) == {
+        "demo model",
+        "search",
+        "PostgreSQL",
+        "database setup",
+        "demo API",
+        "background worker",
+    }
+    assert kept_data  # the cluster stays for the next start
     assert "LGOS demo stack is up:" in output
     assert "DEMO_FILES_URL=http://127.0.0.1:9/v1" in output
     assert stopped
@@ -65,3 +84,37 @@ def test_the_demo_api_is_told_where_the_started_services_are(tmp_path):
     assert api.env["DEMO_FILES_URL"] == "http://127.0.0.1:3/v1"
     files = next(s for s in plan.services if s.name == "Files API")
     assert files.after == ("SeaweedFS",)
+
+
+def test_a_configured_database_is_set_up_once_before_the_api_and_worker(tmp_path):
+    url = "postgresql://lgos@db.example/lgos"
+    plan = plan_stack(
+        StackOptions(state_dir=tmp_path), environ={"DEMO_DATABASE_URL": url}
+    )
+
+    services = {s.name: s for s in plan.services}
+    assert "PostgreSQL" not in services
+    setup = services["database setup"]
+    assert setup.oneshot
+    assert setup.env == {"DEMO_DATABASE_URL": url}
+    assert services["demo API"].after == ("database setup",)
+    assert services["demo API"].env["DEMO_DATABASE_URL"] == url
+    worker = services["background worker"]
+    assert worker.after == ("database setup",)
+    assert worker.env["LGOS_BACKGROUND_BACKEND"] == "postgres"
+    assert worker.env["LGOS_DATABASE_URL"] == url
+    assert worker.argv[-2:] == [
+        "worker",
+        "--registry=lgos_demos.registry:build_registry",
+    ]
+
+
+def test_without_a_database_the_embedded_postgres_starts_first(tmp_path):
+    plan = plan_stack(StackOptions(state_dir=tmp_path, postgres_port=7), environ={})
+
+    services = {s.name: s for s in plan.services}
+    postgres = services["PostgreSQL"]
+    assert postgres.port == 7
+    assert f"--data={tmp_path / 'postgres' / 'data'}" in postgres.argv
+    assert services["database setup"].after == ("PostgreSQL",)
+    assert services["demo API"].env["DEMO_DATABASE_URL"] == postgres.url

@@ -8,19 +8,22 @@ use a real provider, a real SearXNG or another Files API instead.
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_MODEL_PORT = 8001
 DEFAULT_SEARCH_PORT = 8002
 DEFAULT_FILES_PORT = 8100
+DEFAULT_POSTGRES_PORT = 8432
 DEFAULT_FILES_API_KEY = "sk-lgos-demo-files"
 
 
 class DemoSettings(BaseSettings):
     """Where the demo graphs find their model, search engine and files."""
 
-    model_config = SettingsConfigDict(env_prefix="DEMO_", frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="DEMO_", frozen=True, extra="ignore", populate_by_name=True
+    )
 
     MODEL_BASE_URL: str = f"http://127.0.0.1:{DEFAULT_MODEL_PORT}/v1"
     """OpenAI-compatible Chat Completions base URL every graph's model uses."""
@@ -34,6 +37,13 @@ class DemoSettings(BaseSettings):
     FILES_URL: str = f"http://127.0.0.1:{DEFAULT_FILES_PORT}/v1"
     """An OpenAI-compatible Files API base URL (``.../v1``)."""
     FILES_API_KEY: SecretStr = SecretStr(DEFAULT_FILES_API_KEY)
+    DATABASE_URL: SecretStr | None = Field(
+        default=None,
+        validation_alias=AliasChoices("DEMO_DATABASE_URL", "LGOS_DATABASE_URL"),
+    )
+    """PostgreSQL for interrupt checkpoints and background runs
+    (``DEMO_DATABASE_URL``, else ``LGOS_DATABASE_URL``); unset keeps both in
+    memory, in this process."""
 
     @field_validator("MODEL_BASE_URL", "SEARCH_URL", "FILES_URL")
     @classmethod

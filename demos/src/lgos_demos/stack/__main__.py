@@ -28,7 +28,8 @@ def _options(argv: list[str] | None) -> tuple[StackOptions, float]:
     defaults = StackOptions(state_dir=Path(".state"))
     parser = argparse.ArgumentParser(
         description="Start the LGOS demo stack (demo model, search, SeaweedFS, "
-        "Files API, demo API) as native processes. Ctrl+C stops it."
+        "Files API, PostgreSQL, background worker, demo API) as native "
+        "processes. Ctrl+C stops it."
     )
     parser.add_argument("--host", default=defaults.host, help="demo API host")
     parser.add_argument("--port", type=int, default=defaults.port, help="demo API port")
@@ -36,7 +37,13 @@ def _options(argv: list[str] | None) -> tuple[StackOptions, float]:
     parser.add_argument("--search-port", type=int, default=defaults.search_port)
     parser.add_argument("--files-port", type=int, default=defaults.files_port)
     parser.add_argument("--s3-port", type=int, default=defaults.s3_port)
+    parser.add_argument("--postgres-port", type=int, default=defaults.postgres_port)
     parser.add_argument("--state-dir", type=Path, default=defaults.state_dir)
+    parser.add_argument(
+        "--postgres-dir",
+        type=Path,
+        help="PostgreSQL cluster folder (default: STATE_DIR/postgres)",
+    )
     parser.add_argument("--startup-timeout", type=float, default=90)
     args = parser.parse_args(argv)
     options = StackOptions(
@@ -47,6 +54,8 @@ def _options(argv: list[str] | None) -> tuple[StackOptions, float]:
         search_port=args.search_port,
         files_port=args.files_port,
         s3_port=args.s3_port,
+        postgres_port=args.postgres_port,
+        postgres_dir=args.postgres_dir.resolve() if args.postgres_dir else None,
     )
     return options, args.startup_timeout
 
@@ -63,7 +72,7 @@ def main(argv: list[str] | None = None) -> None:
     busy = [
         f"{service.name} (port {service.port})"
         for service in plan.services
-        if port_in_use(service.port)
+        if service.port is not None and port_in_use(service.port)
     ]
     if busy:
         sys.exit("lgos-demo-stack: ports already in use: " + ", ".join(busy))

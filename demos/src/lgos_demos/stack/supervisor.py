@@ -5,6 +5,10 @@ supervisor, which then stops the children itself in reverse start order:
 SIGTERM, a grace period, then SIGKILL — always addressed by the child's PID.
 On Linux each child also gets SIGTERM if the supervisor dies without
 cleaning up. Output goes to one log file per child.
+
+A *one-shot* service (``oneshot=True``, e.g. creating database tables) must
+run to completion with exit code 0 before the services after it start; a
+service without an HTTP endpoint is ready when its ``probe`` says so.
 """
 
 from __future__ import annotations
@@ -44,15 +48,19 @@ class Service:
 
     name: str
     argv: Sequence[str]
-    port: int
-    """The port it listens on (checked free before starting)."""
+    port: int | None
+    """The port it listens on (checked free before starting), if any."""
     url: str
     """What the banner shows."""
-    health_url: str
+    health_url: str = ""
     env: dict[str, str] = field(default_factory=dict)
     after: tuple[str, ...] = ()
     """Services that must be healthy before this one starts."""
     healthy: Callable[[httpx.Response], bool] = lambda r: r.status_code == 200
+    probe: Callable[[], bool] | None = None
+    """Readiness without HTTP (used instead of ``health_url`` when set)."""
+    oneshot: bool = False
+    """Runs to completion: ready once it exited with code 0."""
 
     @property
     def slug(self) -> str:
@@ -125,7 +133,7 @@ class Supervisor:
         while True:
             for child in self.running:
                 code = child.process.poll()
-                if code is not None:
+                if code is not None and not (child.service.oneshot and code == 0):
                     raise StackError(
                         f"{child.service.name} exited with code {code}" + _tail(child)
                     )
@@ -157,10 +165,16 @@ class Supervisor:
 
     def _check(self, http: httpx.Client, child: Running) -> bool:
         code = child.process.poll()
+        if child.service.oneshot and code == 0:
+            return True
         if code is not None:
             raise StackError(
                 f"{child.service.name} exited with code {code}" + _tail(child)
             )
+        if child.service.oneshot:
+            return False
+        if child.service.probe is not None:
+            return child.service.probe()
         try:
             return child.service.healthy(http.get(child.service.health_url))
         except httpx.HTTPError:
