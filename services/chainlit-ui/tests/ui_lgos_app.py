@@ -15,6 +15,10 @@ Every graph answers through ``ScriptedChatModel`` so tokens really stream:
   uploads a "chart" (SVG, or a text report when asked for ``text``) and calls
   the client function ``display_file``; after the output, it answers.
 * ``plain``: no features at all.
+* ``background``: background runs; a commentary status, then an answer
+  streamed slowly (``slow`` in the message: very slowly, to be cancelled);
+  ``fail`` in the message makes the graph raise.
+* ``refund_later``: ``refund`` with background runs.
 
 Every ``POST /v1/responses`` body is recorded in ``Recorder.bodies``.
 """
@@ -315,15 +319,37 @@ def chart_graph(files: FilesAccess) -> Any:
     return _one_node(agent)
 
 
+def background_answer(said: str, seen: int) -> str:
+    return (
+        f"Background answer to {said!r} after {seen} messages, streamed one "
+        "word at a time until the very end."
+    )
+
+
+def background_graph() -> Any:
+    async def agent(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        get_stream_writer()(status_event("Working in the background"))
+        human = _last_human(state["messages"])
+        said = human.text if human else ""
+        if "fail" in said:
+            raise RuntimeError("the background graph broke")
+        text = background_answer(said, len(state["messages"]))
+        delay = 0.3 if "slow" in said else 0.02
+        model = ScriptedChatModel(responder=lambda _: text, token_delay=delay)
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    return _one_node(agent)
+
+
 def build_registry(files: FilesAccess) -> GraphRegistry:
     saver = InMemorySaver()
     events = frozenset({GraphFeature.CLIENT_EVENTS})
 
-    def paused(graph: Any, description: str) -> GraphConfig:
+    def paused(graph: Any, description: str, *more: GraphFeature) -> GraphConfig:
         return GraphConfig(
             graph=graph,
             description=description,
-            features={GraphFeature.INTERRUPTS, GraphFeature.CLIENT_EVENTS},
+            features={GraphFeature.INTERRUPTS, GraphFeature.CLIENT_EVENTS, *more},
             run_coordinator=InMemoryRunCoordinator(),
         )
 
@@ -352,12 +378,22 @@ def build_registry(files: FilesAccess) -> GraphRegistry:
                 context_factory=lambda request, _: ToolContext(request.server_tools),
             ),
             "refund": paused(refund_graph(saver), "Asks how to refund."),
+            "refund_later": paused(
+                refund_graph(saver),
+                "Refunds in the background.",
+                GraphFeature.BACKGROUND,
+            ),
             "approvals": paused(approvals_graph(saver), "Asks two approvers."),
             "chart": GraphConfig(
                 graph=chart_graph(files),
                 description="Charts an attached file.",
                 features={GraphFeature.FILE_INPUTS},
                 client_tools=["display_file"],
+            ),
+            "background": GraphConfig(
+                graph=background_graph(),
+                description="Answers in the background.",
+                features={GraphFeature.BACKGROUND, GraphFeature.CLIENT_EVENTS},
             ),
             "plain": GraphConfig(
                 graph=scripted_graph(AIMessage("Plain answer.")), description="Plain."

@@ -39,10 +39,17 @@ from lgos_chainlit.runtime_settings import (
     to_widget,
 )
 from lgos_chainlit.services import Services, build_services
-from lgos_chainlit.view import INTERRUPT_ACTION, TurnView, clear_question, notify
+from lgos_chainlit.view import (
+    CANCEL_ACTION,
+    INTERRUPT_ACTION,
+    TurnView,
+    clear_question,
+    notify,
+)
 
 TOOL_PREFIX = "tool:"
 SETTING_PREFIX = "setting:"
+BACKGROUND_SETTING = "lgos:background"
 
 
 @functools.cache
@@ -112,6 +119,9 @@ async def _open(thread_id: str) -> Conversation | None:
     if graph.limited:
         await notify(Notice("warning", LIMITED_NOTICE))
     await TurnView().render(chat.ask_pending())
+    if chat.state.running is not None:
+        # A background run was in flight when the page went away.
+        await TurnView().render(chat.follow_running())
     return chat
 
 
@@ -154,6 +164,16 @@ async def _send_settings(chat: Conversation) -> None:
                     initial=name in chat.state.tools,
                 )
             )
+    if chat.offers_background:
+        widgets.append(
+            Switch(
+                id=BACKGROUND_SETTING,
+                label="Run in background",
+                description="Queue each request; follow it here and cancel it "
+                "while it runs.",
+                initial=chat.state.background,
+            )
+        )
     if widgets:
         await cl.ChatSettings(widgets).send()
 
@@ -194,6 +214,8 @@ async def on_settings_update(values: dict[str, Any]) -> None:
     chat.state.tools = [
         name for name in chat.graph.server_tools if values.get(TOOL_PREFIX + name)
     ]
+    if chat.offers_background:
+        chat.state.background = bool(values.get(BACKGROUND_SETTING))
     chat.save()
 
 
@@ -229,3 +251,17 @@ async def on_interrupt_choice(action: cl.Action) -> None:
     await TurnView().render(
         chat.answer(str(payload.get("call_id")), str(payload.get("answer")))
     )
+
+
+@cl.action_callback(CANCEL_ACTION)
+async def on_cancel_background(action: cl.Action) -> None:
+    chat = _conversation()
+    if chat is None:
+        return
+    await action.remove()
+    running = chat.state.running
+    if running is None or running.response_id != action.payload.get("response_id"):
+        await notify(Notice("info", "That background run has already ended."))
+        return
+    # The follower (the message handler) reports the cancelled run.
+    await TurnView().render(chat.cancel())

@@ -1,11 +1,13 @@
 """Each chat's state on disk, so a reloaded or resumed chat carries on.
 
 One JSON file per Chainlit thread id under ``LGOS_CHAINLIT_HOME/chats``:
-the model, the input ledger, the changed settings and selected tools, and a
-pending interrupt (the paused Response id and its exact calls). Files are
-replaced atomically (temporary file, fsync, rename), so a crash leaves the
-previous state, never half of one. The UI saves the pending interrupt before
-it asks the question.
+the model, the input ledger, the changed settings and selected tools, a
+pending interrupt (the paused Response id and its exact calls), the background
+switch and an in-flight background run (its Response id and the last stream
+event seen). Files are replaced atomically (temporary file, fsync, rename),
+so a crash leaves the previous state, never half of one. The UI saves the
+pending interrupt before it asks the question, and a background run's id
+before it follows the run.
 
 A file per thread (rather than Chainlit's user session or thread metadata)
 works without a Chainlit data layer, is written at the moment the state
@@ -57,6 +59,39 @@ def write_atomically(target: Path, data: bytes) -> None:
 
 
 @dataclass
+class BackgroundRun:
+    """A background Response the chat is waiting for.
+
+    Saved as soon as the run is queued, so a reload (or a dropped stream) can
+    follow it again from ``sequence``, the last stream event seen (-1: none).
+    ``commit_first`` enters the ledger with the output when the run completes;
+    ``resuming`` marks the resume of the saved pending interrupt.
+    """
+
+    response_id: str
+    sequence: int = -1
+    commit_first: list[Item] = field(default_factory=list)
+    resuming: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "response_id": self.response_id,
+            "sequence": self.sequence,
+            "commit_first": self.commit_first,
+            "resuming": self.resuming,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> BackgroundRun:
+        return cls(
+            response_id=str(data["response_id"]),
+            sequence=int(data.get("sequence", -1)),
+            commit_first=list(data.get("commit_first", [])),
+            resuming=bool(data.get("resuming", False)),
+        )
+
+
+@dataclass
 class ChatState:
     """Everything the UI needs to continue one chat."""
 
@@ -68,6 +103,9 @@ class ChatState:
     tools: list[str] = field(default_factory=list)
     """Server tools selected for every request."""
     pending: PendingInterrupt | None = None
+    background: bool = False
+    """The user's "run in background" switch (graphs with ``background``)."""
+    running: BackgroundRun | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,6 +116,8 @@ class ChatState:
             "settings": self.settings,
             "tools": self.tools,
             "pending": self.pending.to_json() if self.pending else None,
+            "background": self.background,
+            "running": self.running.to_json() if self.running else None,
         }
 
     @classmethod
@@ -85,6 +125,7 @@ class ChatState:
         if data.get("version") != STATE_VERSION:
             raise ValueError(f"unsupported chat state version {data.get('version')!r}")
         pending = data.get("pending")
+        running = data.get("running")
         return cls(
             thread_id=str(data["thread_id"]),
             model=str(data["model"]),
@@ -92,6 +133,8 @@ class ChatState:
             settings=dict(data.get("settings", {})),
             tools=[str(name) for name in data.get("tools", [])],
             pending=PendingInterrupt.from_json(pending) if pending else None,
+            background=bool(data.get("background", False)),
+            running=BackgroundRun.from_json(running) if running else None,
         )
 
 

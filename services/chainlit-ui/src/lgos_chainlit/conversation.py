@@ -13,23 +13,39 @@ in it:
   first ``InterruptAsked``; ``answer`` collects one answer per call and then
   resumes with ``previous_response_id`` and only the matching outputs.
 
+* With the chat's "run in background" switch on (graphs with ``background``),
+  each request is submitted with ``background=true`` (and an
+  ``Idempotency-Key``); the queued Response id is saved at once, then the run
+  is followed through ``GET /responses/{id}?stream=true&starting_after=N``.
+  The last sequence number seen is kept in the saved state, so a dropped
+  stream and a reloaded chat reattach where they left off; a gateway that
+  cannot stream a retrieved Response is polled instead. ``cancel`` cancels
+  the run; the follower then reports it.
+
 Committing is per exchange: the user message and output items enter the ledger
 (and the saved state) only when a Response completed or ended incomplete; a
-failed or refused request leaves the ledger as it was.
+failed, cancelled or refused request leaves the ledger as it was.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterable, AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+import httpx
 from openai import APIConnectionError, APIStatusError, AsyncOpenAI, OpenAIError
 
 from lgos_chainlit.catalog import GraphInfo
-from lgos_chainlit.chats import ChatState, ChatStore
+from lgos_chainlit.chats import BackgroundRun, ChatState, ChatStore
 from lgos_chainlit.events import (
+    AnswerReplaced,
+    BackgroundEnded,
+    BackgroundStarted,
     FileShown,
     InterruptAsked,
     Notice,
@@ -61,10 +77,17 @@ from lgos_chainlit.runtime_settings import (
     request_metadata,
     setting_fields,
 )
-from lgos_chainlit.stream import StreamError, read_stream
+from lgos_chainlit.stream import StreamError, StreamState, answer_text, read_stream
 
 FILE_INPUTS = "file_inputs"
+BACKGROUND = "background"
 MAX_CLIENT_ROUNDS = 4
+TERMINAL_STATUSES = frozenset({"completed", "incomplete", "failed", "cancelled"})
+REATTACH_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0)
+"""Pauses before reattaching to a background run's stream without progress."""
+SAVE_INTERVAL = 1.0
+"""Seconds between saves of the last sequence number seen while streaming."""
+POLL_INTERVAL = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +126,10 @@ class Conversation:
         self.store = store
         self.files = files
         self.ledger = Ledger(state.items)
+        self.following = False
+        """This object is following the chat's background run right now."""
+        self.poll_interval = POLL_INTERVAL
+        self.reattach_delays: Sequence[float] = REATTACH_DELAYS
 
     # ------------------------------------------------------------ request parts
 
@@ -130,6 +157,16 @@ class Conversation:
             tools.append(dict(DISPLAY_FILE_TOOL))
         return tools
 
+    @property
+    def offers_background(self) -> bool:
+        """The graph runs requests in the background (the switch is shown)."""
+        return not self.graph.limited and self.graph.supports(BACKGROUND)
+
+    @property
+    def in_background(self) -> bool:
+        """Requests go in the background: offered and switched on."""
+        return self.offers_background and self.state.background
+
     def save(self) -> None:
         self.state.items = self.ledger.items
         self.store.save(self.state)
@@ -140,6 +177,16 @@ class Conversation:
         self, text: str, attachments: Sequence[Attachment] = ()
     ) -> AsyncIterator[UIEvent]:
         """A user turn: upload attachments, send, stream, follow client calls."""
+        if self.state.running is not None:
+            yield Notice(
+                "warning",
+                "A background run of this chat is still going: wait for it or "
+                "cancel it.",
+            )
+            if not self.following:
+                async for event in self.follow_running():
+                    yield event
+            return
         if self.state.pending is not None:
             yield Notice("warning", "Answer the pending question first.")
             async for event in self.ask_pending():
@@ -197,6 +244,35 @@ class Conversation:
         async for event in self._run(exchange):
             yield event
 
+    async def follow_running(self) -> AsyncIterator[UIEvent]:
+        """Follow the saved background run again (after a reload or a stop),
+        from the last sequence number seen, and settle it like any request."""
+        run = self.state.running
+        if run is None or self.following:
+            return
+        pending = self.state.pending if run.resuming else None
+        exchange = _Exchange(
+            input=[], commit_first=list(run.commit_first), resuming=pending
+        )
+        async for event in self._run(exchange, attached=run):
+            yield event
+
+    async def cancel(self) -> AsyncIterator[UIEvent]:
+        """Cancel the background run; its follower reports the outcome (this
+        call follows it itself when nothing else does)."""
+        run = self.state.running
+        if run is None:
+            yield Notice("info", "No background run is in progress.")
+            return
+        try:
+            await self.client.responses.cancel(run.response_id)
+        except (APIStatusError, APIConnectionError) as exc:
+            yield Notice("error", f"The run could not be cancelled: {_reason(exc)}")
+            return
+        if not self.following:
+            async for event in self.follow_running():
+                yield event
+
     # ------------------------------------------------------------ internals
 
     def _accepts_files(self) -> bool:
@@ -228,7 +304,7 @@ class Conversation:
                 yield Notice("error", f"The message was not sent: {exc}.")
                 return
 
-    async def _request(self, exchange: _Exchange) -> Any:
+    async def _request(self, exchange: _Exchange, *, background: bool = False) -> Any:
         options: dict[str, Any] = {
             "model": self.graph.model,
             "input": exchange.input,
@@ -240,6 +316,14 @@ class Conversation:
             options["tools"] = tools
         if exchange.previous_response_id is not None:
             options["previous_response_id"] = exchange.previous_response_id
+        if background:
+            # Queued, not streamed: the Response id is known (and saved)
+            # before any event, and a retried submit returns the same run.
+            return await self.client.responses.create(
+                background=True,
+                extra_headers={"Idempotency-Key": f"lgos-ui-{uuid.uuid4().hex}"},
+                **cast(Any, options),
+            )
         return await self.client.responses.create(stream=True, **cast(Any, options))
 
     def _refused(self, exchange: _Exchange, exc: Exception) -> list[UIEvent]:
@@ -268,29 +352,25 @@ class Conversation:
         self.save()
         return events
 
-    async def _run(self, exchange: _Exchange) -> AsyncIterator[UIEvent]:
+    async def _run(
+        self, exchange: _Exchange, attached: BackgroundRun | None = None
+    ) -> AsyncIterator[UIEvent]:
         for _ in range(MAX_CLIENT_ROUNDS + 1):
-            try:
-                stream = await self._request(exchange)
-            except (APIStatusError, APIConnectionError) as exc:
-                for event in self._refused(exchange, exc):
-                    yield event
-                return
+            if attached is not None:
+                rounds = self._follow(attached, exchange)
+                attached = None
+            elif self.in_background:
+                rounds = self._submit(exchange)
+            else:
+                rounds = self._foreground(exchange)
             response: Any = None
-            try:
-                async for streamed in read_stream(stream):
-                    if isinstance(streamed, StreamFinished):
-                        response = streamed.response
-                    else:
-                        yield streamed
-            except (StreamError, OpenAIError) as exc:
-                if exchange.resuming is not None:
-                    self.state.pending = None
-                    self.save()
-                yield Notice("error", f"The answer stream broke off: {exc}")
+            async for streamed in rounds:
+                if isinstance(streamed, StreamFinished):
+                    response = streamed.response
+                else:
+                    yield streamed
+            if response is None:
                 return
-            finally:
-                await stream.close()
             yield _finished(response)
             follow_up = self._settle(exchange, response)
             async for event in follow_up.events:
@@ -301,11 +381,187 @@ class Conversation:
             exchange = _Exchange(input=self.ledger.request_input(), commit_first=[])
         yield Notice("warning", "Stopped after too many client tool rounds.")
 
+    def _broke_off(self, exchange: _Exchange, exc: Exception) -> Notice:
+        if exchange.resuming is not None:
+            self.state.pending = None
+            self.save()
+        return Notice("error", f"The answer stream broke off: {exc}")
+
+    async def _foreground(
+        self, exchange: _Exchange
+    ) -> AsyncIterator[UIEvent | StreamFinished]:
+        """One streamed request; ends with ``StreamFinished`` unless it failed."""
+        try:
+            stream = await self._request(exchange)
+        except (APIStatusError, APIConnectionError) as exc:
+            for event in self._refused(exchange, exc):
+                yield event
+            return
+        try:
+            async for streamed in read_stream(stream):
+                yield streamed
+        except (StreamError, OpenAIError) as exc:
+            yield self._broke_off(exchange, exc)
+        finally:
+            await stream.close()
+
+    async def _submit(
+        self, exchange: _Exchange
+    ) -> AsyncIterator[UIEvent | StreamFinished]:
+        """Queue a background request, save its id, then follow it."""
+        try:
+            queued = await self._request(exchange, background=True)
+        except (APIStatusError, APIConnectionError) as exc:
+            for event in self._refused(exchange, exc):
+                yield event
+            return
+        run = BackgroundRun(
+            response_id=queued.id,
+            commit_first=list(exchange.commit_first),
+            resuming=exchange.resuming is not None,
+        )
+        self.state.running = run
+        self.save()
+        async for streamed in self._follow(run, exchange, submitted=True):
+            yield streamed
+
+    async def _follow(
+        self, run: BackgroundRun, exchange: _Exchange, *, submitted: bool = False
+    ) -> AsyncIterator[UIEvent | StreamFinished]:
+        """Follow a background run to its terminal Response.
+
+        Reads the event stream after ``run.sequence``, reattaching after a
+        drop (the sequence number moves with every event); polls instead when
+        the server refuses to stream a retrieved Response. A stream that ends
+        without a terminal event (a cancelled run has none) is settled by the
+        run's snapshot. Giving up leaves ``state.running`` saved, so the run
+        can be picked up later; ``_settle`` clears it together with the commit.
+        """
+        self.following = True
+        try:
+            yield BackgroundStarted(run.response_id, picked_up=not submitted)
+            partial = run.sequence >= 0
+            stream_state = StreamState()
+            response: Any = None
+            polling = False
+            failures = 0
+            while response is None:
+                before = run.sequence
+                try:
+                    if polling:
+                        response = await self._poll(run)
+                    else:
+                        try:
+                            async for streamed in self._attach(
+                                run, stream_state, partial
+                            ):
+                                if isinstance(streamed, StreamFinished):
+                                    response = streamed.response
+                                else:
+                                    yield streamed
+                        except (StreamError, APIConnectionError, httpx.HTTPError):
+                            pass  # dropped or ended early: the snapshot tells
+                        if response is None:
+                            response = await self._terminal_snapshot(run)
+                except APIStatusError as exc:
+                    if exc.status_code == 404:
+                        yield self._lost(run, exchange)
+                        return
+                    if not polling:
+                        polling = partial = True
+                        yield Notice(
+                            "info",
+                            f"The run's stream is unavailable ({_reason(exc)}); "
+                            "following it by polling.",
+                        )
+                        continue
+                except (OpenAIError, httpx.HTTPError):
+                    pass  # the server is out of reach: try again after a pause
+                finally:
+                    self.save()  # keeps the last sequence number seen
+                if response is not None:
+                    break
+                failures = 0 if run.sequence > before else failures + 1
+                if failures > len(self.reattach_delays):
+                    yield Notice(
+                        "error",
+                        f"Lost the connection to the background run "
+                        f"{run.response_id}; it keeps running. Send a message "
+                        "to follow it again.",
+                    )
+                    return
+                if failures:
+                    await asyncio.sleep(self.reattach_delays[failures - 1])
+            if partial or stream_state.skipped:
+                yield AnswerReplaced(answer_text(response))
+            # Cleared in memory; ``_settle`` saves it together with the commit.
+            self.state.running = None
+            yield BackgroundEnded(run.response_id, str(response.status))
+            yield StreamFinished(response=response)
+        finally:
+            self.following = False
+
+    async def _attach(
+        self, run: BackgroundRun, stream_state: StreamState, partial: bool
+    ) -> AsyncIterator[UIEvent | StreamFinished]:
+        """One connection to the run's event stream, after ``run.sequence``."""
+        stream = await self.client.responses.retrieve(
+            run.response_id, stream=True, starting_after=run.sequence
+        )
+        try:
+            events = self._tracked(stream, run)
+            async for streamed in read_stream(events, stream_state, partial=partial):
+                yield streamed
+        finally:
+            await stream.close()
+
+    async def _tracked(
+        self, events: AsyncIterable[Any], run: BackgroundRun
+    ) -> AsyncIterator[Any]:
+        """The events after ``run.sequence``, moving it along (saved at most
+        every ``SAVE_INTERVAL`` seconds while streaming)."""
+        saved = time.monotonic()
+        async for event in events:
+            sequence = getattr(event, "sequence_number", None)
+            if isinstance(sequence, int):
+                if sequence <= run.sequence:
+                    continue  # already shown
+                run.sequence = sequence
+                if time.monotonic() - saved >= SAVE_INTERVAL:
+                    self.save()
+                    saved = time.monotonic()
+            yield event
+
+    async def _terminal_snapshot(self, run: BackgroundRun) -> Any:
+        """The run's snapshot if it is terminal (a cancelled run's stream just
+        ends without a terminal event), else ``None``."""
+        snapshot = await self.client.responses.retrieve(run.response_id)
+        return snapshot if snapshot.status in TERMINAL_STATUSES else None
+
+    async def _poll(self, run: BackgroundRun) -> Any:
+        """The run's snapshot, once it is terminal."""
+        while True:
+            snapshot = await self.client.responses.retrieve(run.response_id)
+            if snapshot.status in TERMINAL_STATUSES:
+                return snapshot
+            await asyncio.sleep(self.poll_interval)
+
+    def _lost(self, run: BackgroundRun, exchange: _Exchange) -> Notice:
+        self.state.running = None
+        if exchange.resuming is not None:
+            self.state.pending = None
+        self.save()
+        return Notice(
+            "error",
+            f"The background run {run.response_id} is unknown to the server; "
+            "the conversation is unchanged.",
+        )
+
     def _settle(self, exchange: _Exchange, response: Any) -> _FollowUp:
         """Commit a finished exchange and work out what comes next."""
         if exchange.resuming is not None:
             self.state.pending = None
-        if response.status == "failed":
+        if response.status in ("failed", "cancelled"):
             self.save()
             return _FollowUp(_events([]))
         output = [item_json(item) for item in response.output]
@@ -393,3 +649,11 @@ def _finished(response: Any) -> TurnFinished:
         input_tokens=getattr(usage, "input_tokens", None),
         output_tokens=getattr(usage, "output_tokens", None),
     )
+
+
+def _reason(exc: Exception) -> str:
+    if isinstance(exc, APIStatusError):
+        body = exc.body
+        message = body.get("message") if isinstance(body, dict) else None
+        return f"HTTP {exc.status_code}: {message or exc.message}"
+    return str(exc) or type(exc).__name__

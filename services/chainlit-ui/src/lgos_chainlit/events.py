@@ -115,6 +115,32 @@ class InterruptAsked:
 
 
 @dataclass(frozen=True, slots=True)
+class BackgroundStarted:
+    """The chat is following a background run (queued now or picked up again);
+    the UI offers to cancel it until ``BackgroundEnded``."""
+
+    response_id: str
+    picked_up: bool = False
+    """Picked up after a reload or a stop, not just submitted."""
+
+
+@dataclass(frozen=True, slots=True)
+class BackgroundEnded:
+    """The background run reached a terminal status (or is no longer followed)."""
+
+    response_id: str
+    status: str
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerReplaced:
+    """The whole answer text, for a run whose earlier tokens were not shown
+    here (picked up mid-stream after a reload, or followed by polling)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class Notice:
     """Something the user should read: an error, a refusal to resume, a hint."""
 
@@ -145,5 +171,8 @@ UIEvent: TypeAlias = (
     | TurnFinished
     | FileShown
     | InterruptAsked
+    | BackgroundStarted
+    | BackgroundEnded
+    | AnswerReplaced
     | Notice
 )

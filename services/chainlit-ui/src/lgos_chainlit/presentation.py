@@ -57,6 +57,8 @@ def status_text(finished: TurnFinished) -> str:
         return f"Incomplete answer: {INCOMPLETE_REASONS.get(reason, reason)}."
     if finished.status == "failed":
         return f"The graph failed: {finished.error or 'no details'}."
+    if finished.status == "cancelled":
+        return "The background run was cancelled; the conversation is unchanged."
     return ""
 
 

@@ -8,6 +8,12 @@ searches become tool activity. Function-call argument deltas are ignored: the
 completed items on the terminal Response are what the client executes and
 replays. The stream must end with ``response.completed``, ``.incomplete`` or
 ``.failed``; an ``error`` event or an early end raises ``StreamError``.
+
+A background run's stream can be read in several connections (after a drop,
+from the last sequence number seen): pass the same ``StreamState`` to each.
+With ``partial=True`` (the stream was picked up mid-way, after a reload) text
+deltas of items whose start was not seen are skipped: they might be
+commentary.
 """
 
 from __future__ import annotations
@@ -30,6 +36,13 @@ from lgos_chainlit.events import (
 )
 
 TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
+_DELTAS = frozenset(
+    {
+        "response.output_text.delta",
+        "response.refusal.delta",
+        "response.output_text.annotation.added",
+    }
+)
 
 
 class StreamError(Exception):
@@ -47,16 +60,23 @@ class _ToolCall:
 
 
 @dataclass
-class _StreamState:
+class StreamState:
+    """What one Response's stream has shown so far (kept across reconnects)."""
+
     commentary: set[str] = field(default_factory=set)
+    messages: set[str] = field(default_factory=set)
     tools: dict[str, _ToolCall] = field(default_factory=dict)
+    skipped: bool = False
+    """Some text was skipped (its item started before the part we read)."""
 
 
-def _added(item: Any, state: _StreamState) -> StreamEvent | None:
+def _added(item: Any, state: StreamState) -> StreamEvent | None:
     kind = getattr(item, "type", None)
     if kind == "message" and getattr(item, "phase", None) == "commentary":
         state.commentary.add(item.id)
         return CommentaryStarted(item_id=item.id)
+    if kind == "message":
+        state.messages.add(item.id)
     if kind == "custom_tool_call":
         state.tools[item.call_id] = _ToolCall(name=item.name)
         return ToolStarted(call_id=item.call_id, kind="custom", name=item.name)
@@ -74,7 +94,7 @@ def _search_query(item: Any) -> str:
     return ", ".join(q for q in queries if isinstance(q, str))
 
 
-def _done(item: Any, state: _StreamState) -> StreamEvent | None:
+def _done(item: Any, state: StreamState) -> StreamEvent | None:
     kind = getattr(item, "type", None)
     if kind == "message" and item.id in state.commentary:
         text = "".join(getattr(part, "text", "") for part in item.content)
@@ -124,12 +144,27 @@ def _citation(annotation: Any) -> CitationAdded | None:
     )
 
 
-async def read_stream(events: AsyncIterable[Any]) -> AsyncIterator[StreamEvent]:
+def _unseen(event: Any, state: StreamState, partial: bool) -> bool:
+    item_id = getattr(event, "item_id", None)
+    if not partial or item_id in state.commentary or item_id in state.messages:
+        return False
+    state.skipped = True
+    return True
+
+
+async def read_stream(
+    events: AsyncIterable[Any],
+    state: StreamState | None = None,
+    *,
+    partial: bool = False,
+) -> AsyncIterator[StreamEvent]:
     """UI events for one streamed Response, ending with ``StreamFinished``."""
-    state = _StreamState()
+    state = state if state is not None else StreamState()
     async for event in events:
         kind = getattr(event, "type", None)
         ui: StreamEvent | None = None
+        if kind in _DELTAS and _unseen(event, state, partial):
+            continue
         if kind == "response.output_item.added":
             ui = _added(event.item, state)
         elif kind == "response.output_item.done":
@@ -153,3 +188,18 @@ async def read_stream(events: AsyncIterable[Any]) -> AsyncIterator[StreamEvent]:
         if ui is not None:
             yield ui
     raise StreamError("the stream ended without a final response")
+
+
+def answer_text(response: Any) -> str:
+    """The answer text of a finished Response (commentary left out)."""
+    parts: list[str] = []
+    for item in getattr(response, "output", None) or []:
+        if getattr(item, "type", None) != "message":
+            continue
+        if getattr(item, "phase", None) == "commentary":
+            continue
+        for part in getattr(item, "content", None) or []:
+            text = getattr(part, "text", None)
+            if isinstance(text, str):
+                parts.append(text)
+    return "".join(parts)

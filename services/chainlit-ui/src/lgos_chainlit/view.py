@@ -9,6 +9,9 @@ imports Chainlit).
 * ``display_file`` -> an inline image or a file download;
 * an interrupt -> its question with one button per choice (typing answers
   when free text is allowed);
+* a background run -> a "running in the background" line with a Cancel
+  button, removed when the run ends; a picked-up run's answer is replaced by
+  the whole final text;
 * notices -> error messages or plain ones.
 """
 
@@ -23,6 +26,9 @@ import chainlit as cl
 
 from lgos_chainlit.events import (
     AnswerDelta,
+    AnswerReplaced,
+    BackgroundEnded,
+    BackgroundStarted,
     CitationAdded,
     CommentaryDelta,
     CommentaryDone,
@@ -45,6 +51,7 @@ from lgos_chainlit.presentation import (
 )
 
 INTERRUPT_ACTION = "lgos_interrupt"
+CANCEL_ACTION = "lgos_cancel_background"
 QUESTION_KEY = "lgos_question_message"
 AUTHOR = "LGOS"
 
@@ -57,10 +64,16 @@ class TurnView:
         self._refusing = False
         self._citations: list[CitationAdded] = []
         self._steps: dict[str, cl.Step] = {}
+        self._running: cl.Message | None = None
 
     async def render(self, events: AsyncIterator[UIEvent]) -> None:
-        async for event in events:
-            await self.show(event)
+        try:
+            async for event in events:
+                await self.show(event)
+        finally:
+            if self._running is not None:  # stopped: the run goes on
+                await self._running.remove_actions()
+                self._running = None
         await self._finish_answer(None)
 
     async def _message(self) -> cl.Message:
@@ -74,11 +87,15 @@ class TurnView:
             self._steps[event.item_id] = step
             await step.send()
         elif isinstance(event, CommentaryDelta):
-            await self._steps[event.item_id].stream_token(event.text)
+            # A run picked up mid-way may stream into a step not shown here.
+            streaming = self._steps.get(event.item_id)
+            if streaming is not None:
+                await streaming.stream_token(event.text)
         elif isinstance(event, CommentaryDone):
-            step = self._steps.pop(event.item_id)
-            step.output = event.text
-            await step.update()
+            done = self._steps.pop(event.item_id, None)
+            if done is not None:
+                done.output = event.text
+                await done.update()
         elif isinstance(event, AnswerDelta):
             await (await self._message()).stream_token(event.text)
         elif isinstance(event, RefusalDelta):
@@ -103,6 +120,14 @@ class TurnView:
             await step.update()
         elif isinstance(event, TurnFinished):
             await self._finish_answer(event)
+        elif isinstance(event, AnswerReplaced):
+            (await self._message()).content = event.text
+        elif isinstance(event, BackgroundStarted):
+            self._running = await show_running(event)
+        elif isinstance(event, BackgroundEnded):
+            if self._running is not None:
+                await self._running.remove_actions()
+                self._running = None
         elif isinstance(event, FileShown):
             await show_file(event)
         elif isinstance(event, InterruptAsked):
@@ -129,6 +154,23 @@ class TurnView:
         self._answer = None
         self._refusing = False
         self._citations = []
+
+
+async def show_running(event: BackgroundStarted) -> cl.Message:
+    verb = "Following" if event.picked_up else "Running"
+    message = cl.Message(
+        content=f"*{verb} in the background (`{event.response_id}`).*",
+        actions=[
+            cl.Action(
+                name=CANCEL_ACTION,
+                payload={"response_id": event.response_id},
+                label="Cancel",
+            )
+        ],
+        author=AUTHOR,
+    )
+    await message.send()
+    return message
 
 
 async def show_file(event: FileShown) -> None:

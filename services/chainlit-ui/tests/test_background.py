@@ -1,0 +1,379 @@
+"""Background runs: queued submit, following the event stream (reattaching
+after a drop, picking up after a reload), cancel, failure, and polling."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+import pytest
+from lgos_chainlit.catalog import LgosCatalog
+from lgos_chainlit.chats import ChatState
+from lgos_chainlit.conversation import Conversation
+from lgos_chainlit.events import (
+    AnswerDelta,
+    AnswerReplaced,
+    BackgroundEnded,
+    BackgroundStarted,
+    CommentaryDelta,
+    CommentaryStarted,
+    InterruptAsked,
+    Notice,
+    TurnFinished,
+)
+from lgos_chainlit.presentation import status_text
+from openai import AsyncOpenAI
+from ui_lgos_app import background_answer
+from ui_support import collect
+
+pytestmark = pytest.mark.anyio
+
+
+def _answer(events: list[Any]) -> str:
+    return "".join(e.text for e in events if isinstance(e, AnswerDelta))
+
+
+def _finished(events: list[Any]) -> TurnFinished:
+    (finished,) = [e for e in events if isinstance(e, TurnFinished)]
+    return finished
+
+
+async def _stopped(events: AsyncIterator[Any], stop: Callable[[Any], bool]) -> list:
+    """Consume until ``stop`` holds, then cancel the consumer the way Chainlit
+    does when the user presses stop or the page goes away."""
+    seen: list[Any] = []
+    reached = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in events:
+            seen.append(event)
+            if stop(event):
+                reached.set()
+
+    task = asyncio.create_task(consume())
+    await reached.wait()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    return seen
+
+
+class _CutStream(httpx.AsyncByteStream):
+    """A response body that breaks off after ``frames`` SSE events."""
+
+    def __init__(self, inner: httpx.AsyncByteStream, frames: int) -> None:
+        self.inner = inner
+        self.frames = frames
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        seen = 0
+        async for chunk in self.inner:
+            yield chunk
+            seen += chunk.count(b"\n\n")
+            if seen >= self.frames:
+                raise httpx.ReadError("connection dropped (test)")
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class _Transport(httpx.AsyncBaseTransport):
+    """Real HTTP that records the stream retrievals; it can cut the first one
+    short or refuse all of them (a gateway that cannot stream a retrieve)."""
+
+    def __init__(self, *, cut_after: int | None = None, refuse: bool = False):
+        self.inner = httpx.AsyncHTTPTransport()
+        self.cut_after = cut_after
+        self.refuse = refuse
+        self.stream_queries: list[dict[str, str]] = []
+        self.polls = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        streaming = request.method == "GET" and request.url.params.get("stream")
+        if request.method == "GET" and not streaming:
+            self.polls += 1
+        if streaming:
+            self.stream_queries.append(dict(request.url.params))
+            if self.refuse:
+                error = {"message": "streaming is not supported here"}
+                return httpx.Response(400, json={"error": error}, request=request)
+        response = await self.inner.handle_async_request(request)
+        if streaming and self.cut_after is not None:
+            assert isinstance(response.stream, httpx.AsyncByteStream)
+            response.stream = _CutStream(response.stream, self.cut_after)
+            self.cut_after = None
+        return response
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+async def _chat(client: AsyncOpenAI, store, thread_id: str) -> Conversation:
+    graph = await LgosCatalog(client).describe("background")
+    state = store.load(thread_id) or ChatState(
+        thread_id=thread_id, model="background", background=True
+    )
+    return Conversation(client, graph, state, store)
+
+
+async def test_the_switch_is_offered_only_to_background_graphs(make_conversation):
+    background = await make_conversation("background")
+    echo = await make_conversation("echo", background=True)
+
+    assert background.offers_background
+    assert not background.in_background
+    assert not echo.offers_background
+    assert not echo.in_background
+
+
+async def test_a_background_turn_is_followed_to_completion(
+    make_conversation, recorder, store, thread_id
+):
+    chat = await make_conversation("background", background=True)
+
+    events = await collect(chat.send("Hello"))
+
+    body = recorder.bodies[-1]
+    assert body["background"] is True
+    assert "stream" not in body
+    started = events[0]
+    assert isinstance(started, BackgroundStarted)
+    assert not started.picked_up
+    assert any(isinstance(e, CommentaryStarted) for e in events)
+    commentary = "".join(e.text for e in events if isinstance(e, CommentaryDelta))
+    assert commentary == "Working in the background"
+    assert _answer(events) == background_answer("Hello", 1)
+    assert not any(isinstance(e, AnswerReplaced) for e in events)
+    ended = next(e for e in events if isinstance(e, BackgroundEnded))
+    assert (ended.response_id, ended.status) == (started.response_id, "completed")
+    finished = _finished(events)
+    assert (finished.response_id, finished.status) == (started.response_id, "completed")
+
+    saved = store.load(thread_id)
+    assert saved.running is None
+    assert [item["type"] for item in saved.items] == ["message"] * 3
+    assert saved.items[-1]["content"][0]["text"] == background_answer("Hello", 1)
+
+    # The next background turn replays the ledger like a foreground one.
+    events = await collect(chat.send("Again"))
+    assert _answer(events) == background_answer("Again", 4)
+    assert len(store.load(thread_id).items) == 6
+
+
+async def test_the_run_id_is_saved_before_the_first_event(
+    make_conversation, store, thread_id
+):
+    chat = await make_conversation("background", background=True)
+
+    async for event in chat.send("Hello"):
+        assert isinstance(event, BackgroundStarted)
+        running = store.load(thread_id).running
+        assert running is not None
+        assert running.response_id == event.response_id
+        assert running.sequence == -1
+        assert running.commit_first[0]["content"][0]["text"] == "Hello"
+        break
+
+
+async def test_a_dropped_stream_is_resumed_after_the_last_sequence_number(
+    lgos, store, thread_id
+):
+    transport = _Transport(cut_after=6)
+    async with httpx.AsyncClient(transport=transport, timeout=30) as http:
+        client = AsyncOpenAI(
+            base_url=lgos.base_url, api_key="ui", max_retries=0, http_client=http
+        )
+        chat = await _chat(client, store, thread_id)
+
+        events = await collect(chat.send("Drop me"))
+
+    first, second = transport.stream_queries[:2]
+    assert first["starting_after"] == "-1"
+    assert int(second["starting_after"]) >= 5
+    # Nothing lost, nothing twice: the tokens join up across the drop.
+    assert _answer(events) == background_answer("Drop me", 1)
+    assert _finished(events).status == "completed"
+    assert len(store.load(thread_id).items) == 3
+
+
+async def test_a_reloaded_chat_picks_the_run_up_from_the_saved_sequence(
+    make_conversation, store, thread_id
+):
+    chat = await make_conversation("background", background=True)
+    # The page goes away mid-answer.
+    shown = await _stopped(chat.send("Reload me"), lambda e: isinstance(e, AnswerDelta))
+    assert 0 < len(_answer(shown)) < len(background_answer("Reload me", 1))
+    saved = store.load(thread_id).running
+    assert saved is not None
+    assert saved.sequence >= 5
+
+    reloaded = await make_conversation("background")
+    events = await collect(reloaded.follow_running())
+
+    assert isinstance(events[0], BackgroundStarted)
+    assert events[0].picked_up
+    # The answer item started before the saved sequence: its earlier tokens
+    # are not on screen, so the whole text replaces what was streamed.
+    (replaced,) = [e for e in events if isinstance(e, AnswerReplaced)]
+    assert replaced.text == background_answer("Reload me", 1)
+    assert _finished(events).status == "completed"
+    state = store.load(thread_id)
+    assert state.running is None
+    assert [item["type"] for item in state.items] == ["message"] * 3
+    assert state.items[0]["content"][0]["text"] == "Reload me"
+
+
+async def test_cancel_stops_the_run_and_leaves_the_ledger_unchanged(
+    make_conversation, store, thread_id
+):
+    chat = await make_conversation("background", background=True)
+    await collect(chat.send("First"))
+    ledger = store.load(thread_id).items
+
+    events: list[Any] = []
+    cancel_events: list[Any] = []
+    async for event in chat.send("slow, please"):
+        events.append(event)
+        if isinstance(event, AnswerDelta) and not cancel_events:
+            # The cancel button, while the follower waits for the next event.
+            cancel_events = await collect(chat.cancel())
+
+    assert cancel_events == []  # the follower reports it
+    finished = _finished(events)
+    assert finished.status == "cancelled"
+    assert status_text(finished).startswith("The background run was cancelled")
+    assert next(e for e in events if isinstance(e, BackgroundEnded)).status == (
+        "cancelled"
+    )
+    state = store.load(thread_id)
+    assert state.running is None
+    assert state.items == ledger
+
+    # Cancelling again: nothing is running.
+    (notice,) = await collect(chat.cancel())
+    assert notice == Notice("info", "No background run is in progress.")
+
+
+async def test_cancel_after_a_reload_settles_the_run_itself(
+    make_conversation, store, thread_id
+):
+    chat = await make_conversation("background", background=True)
+    await _stopped(
+        chat.send("slow, please"), lambda e: isinstance(e, BackgroundStarted)
+    )
+
+    reloaded = await make_conversation("background")
+    events = await collect(reloaded.cancel())
+
+    assert _finished(events).status == "cancelled"
+    state = store.load(thread_id)
+    assert state.running is None
+    assert state.items == []
+
+
+async def test_a_failed_run_is_shown_and_leaves_the_ledger_unchanged(
+    make_conversation, store, thread_id
+):
+    chat = await make_conversation("background", background=True)
+
+    events = await collect(chat.send("please fail"))
+
+    finished = _finished(events)
+    assert finished.status == "failed"
+    assert finished.error
+    assert status_text(finished) == f"The graph failed: {finished.error}."
+    state = store.load(thread_id)
+    assert state.running is None
+    assert state.items == []
+
+
+async def test_a_message_while_a_run_is_going_follows_it(
+    make_conversation, store, thread_id
+):
+    chat = await make_conversation("background", background=True)
+    # The user pressed stop; the run goes on.
+    await _stopped(chat.send("Hello"), lambda e: isinstance(e, BackgroundStarted))
+
+    events = await collect(chat.send("Another question"))
+
+    assert isinstance(events[0], Notice)
+    assert "still going" in events[0].text
+    assert _finished(events).status == "completed"
+    state = store.load(thread_id)
+    assert state.items[0]["content"][0]["text"] == "Hello"
+    assert len(state.items) == 3
+
+
+async def test_without_a_retrievable_stream_the_run_is_polled(lgos, store, thread_id):
+    transport = _Transport(refuse=True)
+    async with httpx.AsyncClient(transport=transport, timeout=30) as http:
+        client = AsyncOpenAI(
+            base_url=lgos.base_url, api_key="ui", max_retries=0, http_client=http
+        )
+        chat = await _chat(client, store, thread_id)
+        chat.poll_interval = 0.05
+
+        events = await collect(chat.send("Poll me"))
+
+    notice = next(e for e in events if isinstance(e, Notice))
+    assert "polling" in notice.text
+    assert "HTTP 400" in notice.text
+    (replaced,) = [e for e in events if isinstance(e, AnswerReplaced)]
+    assert replaced.text == background_answer("Poll me", 1)
+    assert transport.polls >= 1
+    assert _finished(events).status == "completed"
+    assert len(store.load(thread_id).items) == 3
+
+
+async def test_an_interrupt_pauses_and_resumes_in_the_background(
+    make_conversation, recorder, store, thread_id
+):
+    chat = await make_conversation("refund_later", background=True)
+
+    events = await collect(chat.send("Refund order 9"))
+    (asked,) = [e for e in events if isinstance(e, InterruptAsked)]
+    pending = store.load(thread_id).pending
+    assert pending is not None
+    assert store.load(thread_id).running is None
+
+    reloaded = await make_conversation("refund_later")
+    events = await collect(reloaded.answer(asked.prompt.call_id, "approve"))
+
+    resume = recorder.bodies[-1]
+    assert resume["background"] is True
+    assert resume["previous_response_id"] == pending.response_id
+    assert _answer(events) == "Refund approve."
+    state = store.load(thread_id)
+    assert state.pending is None
+    assert state.running is None
+    assert state.items[-1]["content"][0]["text"] == "Refund approve."
+
+
+async def test_a_background_resume_is_picked_up_after_a_reload(
+    make_conversation, store, thread_id
+):
+    chat = await make_conversation("refund_later", background=True)
+    events = await collect(chat.send("Refund order 10"))
+    (asked,) = [e for e in events if isinstance(e, InterruptAsked)]
+    await _stopped(
+        chat.answer(asked.prompt.call_id, "reject"),
+        lambda e: isinstance(e, BackgroundStarted),
+    )
+    saved = store.load(thread_id)
+    assert saved.running is not None
+    assert saved.running.resuming
+    assert saved.pending is not None
+
+    reloaded = await make_conversation("refund_later")
+    events = await collect(reloaded.follow_running())
+
+    assert _finished(events).status == "completed"
+    state = store.load(thread_id)
+    assert state.pending is None
+    assert state.running is None
+    assert state.items[-1]["content"][0]["text"] == "Refund reject."
+    calls = [item for item in state.items if item["type"] == "function_call"]
+    assert [call["call_id"] for call in calls] == [asked.prompt.call_id]
