@@ -33,6 +33,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -398,8 +399,9 @@ class Conversation:
                 yield event
             return
         try:
-            async for streamed in read_stream(stream):
-                yield streamed
+            async with aclosing(read_stream(stream)) as streamed_events:
+                async for streamed in streamed_events:
+                    yield streamed
         except (StreamError, OpenAIError) as exc:
             yield self._broke_off(exchange, exc)
         finally:
@@ -510,8 +512,10 @@ class Conversation:
         )
         try:
             events = self._tracked(stream, run)
-            async for streamed in read_stream(events, stream_state, partial=partial):
-                yield streamed
+            reader = read_stream(events, stream_state, partial=partial)
+            async with aclosing(reader) as streamed_events:
+                async for streamed in streamed_events:
+                    yield streamed
         finally:
             await stream.close()
 
@@ -521,16 +525,22 @@ class Conversation:
         """The events after ``run.sequence``, moving it along (saved at most
         every ``SAVE_INTERVAL`` seconds while streaming)."""
         saved = time.monotonic()
-        async for event in events:
-            sequence = getattr(event, "sequence_number", None)
-            if isinstance(sequence, int):
-                if sequence <= run.sequence:
-                    continue  # already shown
-                run.sequence = sequence
-                if time.monotonic() - saved >= SAVE_INTERVAL:
-                    self.save()
-                    saved = time.monotonic()
-            yield event
+        iterator = aiter(events)
+        try:
+            async for event in iterator:
+                sequence = getattr(event, "sequence_number", None)
+                if isinstance(sequence, int):
+                    if sequence <= run.sequence:
+                        continue  # already shown
+                    run.sequence = sequence
+                    if time.monotonic() - saved >= SAVE_INTERVAL:
+                        self.save()
+                        saved = time.monotonic()
+                yield event
+        finally:
+            aclose = getattr(iterator, "aclose", None)
+            if aclose is not None:
+                await aclose()
 
     async def _terminal_snapshot(self, run: BackgroundRun) -> Any:
         """The run's snapshot if it is terminal (a cancelled run's stream just

@@ -18,7 +18,7 @@ commentary.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -157,37 +157,45 @@ async def read_stream(
     state: StreamState | None = None,
     *,
     partial: bool = False,
-) -> AsyncIterator[StreamEvent]:
+) -> AsyncGenerator[StreamEvent, None]:
     """UI events for one streamed Response, ending with ``StreamFinished``."""
     state = state if state is not None else StreamState()
-    async for event in events:
-        kind = getattr(event, "type", None)
-        ui: StreamEvent | None = None
-        if kind in _DELTAS and _unseen(event, state, partial):
-            continue
-        if kind == "response.output_item.added":
-            ui = _added(event.item, state)
-        elif kind == "response.output_item.done":
-            ui = _done(event.item, state)
-        elif kind == "response.output_text.delta":
-            if event.item_id in state.commentary:
-                ui = CommentaryDelta(item_id=event.item_id, text=event.delta)
-            elif event.delta:
-                ui = AnswerDelta(text=event.delta)
-        elif kind == "response.refusal.delta":
-            if event.delta:
-                ui = RefusalDelta(text=event.delta)
-        elif kind == "response.output_text.annotation.added":
-            if event.item_id not in state.commentary:
-                ui = _citation(event.annotation)
-        elif kind in TERMINAL:
-            yield StreamFinished(response=event.response)
-            return
-        elif kind == "error":
-            raise StreamError(event.message, getattr(event, "code", None))
-        if ui is not None:
-            yield ui
-    raise StreamError("the stream ended without a final response")
+    # Close the source (an SDK stream's own async generator) here, not
+    # later from the garbage collector.
+    iterator = aiter(events)
+    try:
+        async for event in iterator:
+            kind = getattr(event, "type", None)
+            ui: StreamEvent | None = None
+            if kind in _DELTAS and _unseen(event, state, partial):
+                continue
+            if kind == "response.output_item.added":
+                ui = _added(event.item, state)
+            elif kind == "response.output_item.done":
+                ui = _done(event.item, state)
+            elif kind == "response.output_text.delta":
+                if event.item_id in state.commentary:
+                    ui = CommentaryDelta(item_id=event.item_id, text=event.delta)
+                elif event.delta:
+                    ui = AnswerDelta(text=event.delta)
+            elif kind == "response.refusal.delta":
+                if event.delta:
+                    ui = RefusalDelta(text=event.delta)
+            elif kind == "response.output_text.annotation.added":
+                if event.item_id not in state.commentary:
+                    ui = _citation(event.annotation)
+            elif kind in TERMINAL:
+                yield StreamFinished(response=event.response)
+                return
+            elif kind == "error":
+                raise StreamError(event.message, getattr(event, "code", None))
+            if ui is not None:
+                yield ui
+        raise StreamError("the stream ended without a final response")
+    finally:
+        aclose = getattr(iterator, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 def answer_text(response: Any) -> str:
