@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -111,18 +112,43 @@ def internal_error_response() -> Response:
     return error_response(500, INTERNAL_ERROR_MESSAGE, "server_error")
 
 
+@dataclass(frozen=True, slots=True)
+class _Envelope:
+    status: int
+    code: str
+    param: str | None = None
+
+
+# Domain errors with a fixed answer: the message is the exception's own.
+_TABLE: dict[type[Exception], _Envelope] = {
+    GraphNotFoundError: _Envelope(404, "model_not_found", "model"),
+    RunBusyError: _Envelope(409, "run_busy"),
+    InterruptStateConflictError: _Envelope(409, "interrupt_state_conflict", "input"),
+    PausedRunNotFoundError: _Envelope(
+        404, "response_not_found", "previous_response_id"
+    ),
+    ResponseNotFoundError: _Envelope(404, "response_not_found"),
+    IdempotencyKeyReusedError: _Envelope(
+        422, "idempotency_key_reused", "Idempotency-Key"
+    ),
+    ContextOverflowError: _Envelope(400, "context_length_exceeded"),
+}
+
+
 def response_for(exc: Exception) -> Response:
     """Map any exception to its envelope response (the single table)."""
+    for exc_class in type(exc).__mro__:
+        envelope = _TABLE.get(exc_class)
+        if envelope is not None:
+            return error_response(
+                envelope.status,
+                str(exc) or exc_class.__name__,
+                "invalid_request_error",
+                param=envelope.param,
+                code=envelope.code,
+            )
     if isinstance(exc, RequestValidationError):
         return _validation_response(exc)
-    if isinstance(exc, GraphNotFoundError):
-        return error_response(
-            404,
-            str(exc),
-            "invalid_request_error",
-            param="model",
-            code="model_not_found",
-        )
     if isinstance(exc, InvalidRequestError):
         return error_response(
             exc.status_code,
@@ -130,43 +156,6 @@ def response_for(exc: Exception) -> Response:
             "invalid_request_error",
             param=exc.param,
             code=exc.code,
-        )
-    if isinstance(exc, RunBusyError):
-        return error_response(409, str(exc), "invalid_request_error", code="run_busy")
-    if isinstance(exc, InterruptStateConflictError):
-        return error_response(
-            409,
-            str(exc),
-            "invalid_request_error",
-            param="input",
-            code="interrupt_state_conflict",
-        )
-    if isinstance(exc, PausedRunNotFoundError):
-        return error_response(
-            404,
-            str(exc),
-            "invalid_request_error",
-            param="previous_response_id",
-            code="response_not_found",
-        )
-    if isinstance(exc, ResponseNotFoundError):
-        return error_response(
-            404, str(exc), "invalid_request_error", code="response_not_found"
-        )
-    if isinstance(exc, IdempotencyKeyReusedError):
-        return error_response(
-            422,
-            str(exc),
-            "invalid_request_error",
-            param="Idempotency-Key",
-            code="idempotency_key_reused",
-        )
-    if isinstance(exc, ContextOverflowError):
-        return error_response(
-            400,
-            str(exc) or "The request exceeds the model's context window.",
-            "invalid_request_error",
-            code="context_length_exceeded",
         )
     if isinstance(exc, HTTPException):
         return _http_response(exc)
@@ -184,14 +173,8 @@ def install_error_handlers(app: FastAPI) -> None:
     for exc_class in (
         RequestValidationError,
         HTTPException,
-        GraphNotFoundError,
         InvalidRequestError,
-        RunBusyError,
-        InterruptStateConflictError,
-        PausedRunNotFoundError,
-        ResponseNotFoundError,
-        IdempotencyKeyReusedError,
-        ContextOverflowError,
+        *_TABLE,
     ):
         app.add_exception_handler(exc_class, _handle)
 
