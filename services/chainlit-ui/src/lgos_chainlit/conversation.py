@@ -17,10 +17,13 @@ in it:
   each request is submitted with ``background=true`` (and an
   ``Idempotency-Key``); the queued Response id is saved at once, then the run
   is followed through ``GET /responses/{id}?stream=true&starting_after=N``.
-  The last sequence number seen is kept in the saved state, so a dropped
-  stream and a reloaded chat reattach where they left off; a gateway that
-  cannot stream a retrieved Response is polled instead. ``cancel`` cancels
+  ``follow.RunFollower`` reads that stream (reattaching, or polling); this
+  module decides what a finished run means for the chat. ``cancel`` cancels
   the run; the follower then reports it.
+
+The module stays one state machine (send -> stream -> settle -> client calls
+or interrupt -> commit) because every path ends in the same commit rules;
+stream reading, the ledger, interrupts and files live in their own modules.
 
 Committing is per exchange: the user message and output items enter the ledger
 (and the saved state) only when a Response completed or ended incomplete; a
@@ -29,16 +32,13 @@ failed, cancelled or refused request leaves the ledger as it was.
 
 from __future__ import annotations
 
-import asyncio
-import time
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
-import httpx
 from openai import APIConnectionError, APIStatusError, AsyncOpenAI, OpenAIError
 
 from lgos_chainlit.catalog import GraphInfo
@@ -56,6 +56,8 @@ from lgos_chainlit.events import (
 )
 from lgos_chainlit.files import DISPLAY_FILE, DISPLAY_FILE_TOOL, FilesClient, FilesError
 from lgos_chainlit.files import display_file as fetch_display_file
+from lgos_chainlit.follow import RunEnded, RunFollower, RunLost
+from lgos_chainlit.follow import reason as _reason
 from lgos_chainlit.interrupts import (
     INTERRUPT_TOOL,
     AnswerError,
@@ -78,16 +80,13 @@ from lgos_chainlit.runtime_settings import (
     request_metadata,
     setting_fields,
 )
-from lgos_chainlit.stream import StreamError, StreamState, answer_text, read_stream
+from lgos_chainlit.stream import StreamError, answer_text, read_stream
 
 FILE_INPUTS = "file_inputs"
 BACKGROUND = "background"
 MAX_CLIENT_ROUNDS = 4
-TERMINAL_STATUSES = frozenset({"completed", "incomplete", "failed", "cancelled"})
 REATTACH_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0)
 """Pauses before reattaching to a background run's stream without progress."""
-SAVE_INTERVAL = 1.0
-"""Seconds between saves of the last sequence number seen while streaming."""
 POLL_INTERVAL = 1.0
 
 
@@ -430,131 +429,38 @@ class Conversation:
     async def _follow(
         self, run: BackgroundRun, exchange: _Exchange, *, submitted: bool = False
     ) -> AsyncIterator[UIEvent | StreamFinished]:
-        """Follow a background run to its terminal Response.
+        """Follow a background run to its terminal Response (see ``follow``).
 
-        Reads the event stream after ``run.sequence``, reattaching after a
-        drop (the sequence number moves with every event); polls instead when
-        the server refuses to stream a retrieved Response. A stream that ends
-        without a terminal event (a cancelled run has none) is settled by the
-        run's snapshot. Giving up leaves ``state.running`` saved, so the run
-        can be picked up later; ``_settle`` clears it together with the commit.
+        Giving up leaves ``state.running`` saved, so the run can be picked up
+        later; ``_settle`` clears it together with the commit.
         """
         self.following = True
         try:
             yield BackgroundStarted(run.response_id, picked_up=not submitted)
-            partial = run.sequence >= 0
-            stream_state = StreamState()
-            response: Any = None
-            polling = False
-            failures = 0
-            while response is None:
-                before = run.sequence
-                try:
-                    if polling:
-                        response = await self._poll(run)
-                    else:
-                        try:
-                            async for streamed in self._attach(
-                                run, stream_state, partial
-                            ):
-                                if isinstance(streamed, StreamFinished):
-                                    response = streamed.response
-                                else:
-                                    yield streamed
-                        except (StreamError, APIConnectionError, httpx.HTTPError):
-                            pass  # dropped or ended early: the snapshot tells
-                        if response is None:
-                            response = await self._terminal_snapshot(run)
-                except APIStatusError as exc:
-                    if exc.status_code == 404:
+            follower = RunFollower(
+                self.client,
+                self.save,
+                poll_interval=self.poll_interval,
+                reattach_delays=self.reattach_delays,
+            )
+            async with aclosing(follower.follow(run)) as events:
+                async for event in events:
+                    if isinstance(event, RunLost):
                         yield self._lost(run, exchange)
                         return
-                    if not polling:
-                        polling = partial = True
-                        yield Notice(
-                            "info",
-                            f"The run's stream is unavailable ({_reason(exc)}); "
-                            "following it by polling.",
+                    if isinstance(event, RunEnded):
+                        if event.replace_answer:
+                            yield AnswerReplaced(answer_text(event.response))
+                        # Cleared in memory; ``_settle`` saves it with the commit.
+                        self.state.running = None
+                        yield BackgroundEnded(
+                            run.response_id, str(event.response.status)
                         )
-                        continue
-                except (OpenAIError, httpx.HTTPError):
-                    pass  # the server is out of reach: try again after a pause
-                finally:
-                    self.save()  # keeps the last sequence number seen
-                if response is not None:
-                    break
-                failures = 0 if run.sequence > before else failures + 1
-                if failures > len(self.reattach_delays):
-                    yield Notice(
-                        "error",
-                        f"Lost the connection to the background run "
-                        f"{run.response_id}; it keeps running. Send a message "
-                        "to follow it again.",
-                    )
-                    return
-                if failures:
-                    await asyncio.sleep(self.reattach_delays[failures - 1])
-            if partial or stream_state.skipped:
-                yield AnswerReplaced(answer_text(response))
-            # Cleared in memory; ``_settle`` saves it together with the commit.
-            self.state.running = None
-            yield BackgroundEnded(run.response_id, str(response.status))
-            yield StreamFinished(response=response)
+                        yield StreamFinished(response=event.response)
+                        return
+                    yield event
         finally:
             self.following = False
-
-    async def _attach(
-        self, run: BackgroundRun, stream_state: StreamState, partial: bool
-    ) -> AsyncIterator[UIEvent | StreamFinished]:
-        """One connection to the run's event stream, after ``run.sequence``."""
-        stream = await self.client.responses.retrieve(
-            run.response_id, stream=True, starting_after=run.sequence
-        )
-        try:
-            events = self._tracked(stream, run)
-            reader = read_stream(events, stream_state, partial=partial)
-            async with aclosing(reader) as streamed_events:
-                async for streamed in streamed_events:
-                    yield streamed
-        finally:
-            await stream.close()
-
-    async def _tracked(
-        self, events: AsyncIterable[Any], run: BackgroundRun
-    ) -> AsyncIterator[Any]:
-        """The events after ``run.sequence``, moving it along (saved at most
-        every ``SAVE_INTERVAL`` seconds while streaming)."""
-        saved = time.monotonic()
-        iterator = aiter(events)
-        try:
-            async for event in iterator:
-                sequence = getattr(event, "sequence_number", None)
-                if isinstance(sequence, int):
-                    if sequence <= run.sequence:
-                        continue  # already shown
-                    run.sequence = sequence
-                    if time.monotonic() - saved >= SAVE_INTERVAL:
-                        self.save()
-                        saved = time.monotonic()
-                yield event
-        finally:
-            aclose = getattr(iterator, "aclose", None)
-            if aclose is not None:
-                await aclose()
-
-    async def _terminal_snapshot(self, run: BackgroundRun) -> Any:
-        """The run's snapshot if it is terminal (a cancelled run's stream just
-        ends without a terminal event), else ``None``."""
-        snapshot = await self.client.responses.retrieve(run.response_id)
-        return snapshot if snapshot.status in TERMINAL_STATUSES else None
-
-    async def _poll(self, run: BackgroundRun) -> Any:
-        """The run's snapshot, once it is terminal."""
-        while True:
-            snapshot = await self.client.responses.retrieve(run.response_id)
-            if snapshot.status in TERMINAL_STATUSES:
-                return snapshot
-            await asyncio.sleep(self.poll_interval)
 
     def _lost(self, run: BackgroundRun, exchange: _Exchange) -> Notice:
         self.state.running = None
@@ -659,11 +565,3 @@ def _finished(response: Any) -> TurnFinished:
         input_tokens=getattr(usage, "input_tokens", None),
         output_tokens=getattr(usage, "output_tokens", None),
     )
-
-
-def _reason(exc: Exception) -> str:
-    if isinstance(exc, APIStatusError):
-        body = exc.body
-        message = body.get("message") if isinstance(body, dict) else None
-        return f"HTTP {exc.status_code}: {message or exc.message}"
-    return str(exc) or type(exc).__name__

@@ -1,0 +1,184 @@
+"""Following a background run: its event stream, reattached after drops.
+
+``RunFollower.follow`` reads ``GET /responses/{id}?stream=true&starting_after=N``
+after the run's last sequence number, moving that number along (and saving it
+at most once per ``SAVE_INTERVAL``) so a dropped stream or a reloaded chat
+picks up where it left off. When the server refuses to stream a retrieved
+Response it polls instead; a stream that ends without a terminal event (a
+cancelled run has none) is settled by the run's snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    AsyncIterator,
+    Callable,
+    Sequence,
+)
+from contextlib import aclosing
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from openai import APIConnectionError, APIStatusError, AsyncOpenAI, OpenAIError
+
+from lgos_chainlit.chats import BackgroundRun
+from lgos_chainlit.events import Notice, StreamFinished, UIEvent
+from lgos_chainlit.stream import StreamError, StreamState, read_stream
+
+TERMINAL_STATUSES = frozenset({"completed", "incomplete", "failed", "cancelled"})
+SAVE_INTERVAL = 1.0
+
+
+@dataclass(frozen=True)
+class RunLost:
+    """The server does not know the run (404)."""
+
+
+@dataclass(frozen=True)
+class RunEnded:
+    """The run's terminal Response; ``replace_answer`` when only part of its
+    text was shown (a resumed stream, or a poll)."""
+
+    response: Any
+    replace_answer: bool
+
+
+def reason(exc: Exception) -> str:
+    """A short human reason for an SDK error."""
+    if isinstance(exc, APIStatusError):
+        body = exc.body
+        message = body.get("message") if isinstance(body, dict) else None
+        return f"HTTP {exc.status_code}: {message or exc.message}"
+    return str(exc) or type(exc).__name__
+
+
+class RunFollower:
+    def __init__(
+        self,
+        client: AsyncOpenAI,
+        save: Callable[[], None],
+        *,
+        poll_interval: float,
+        reattach_delays: Sequence[float],
+    ) -> None:
+        self.client = client
+        self.save = save
+        self.poll_interval = poll_interval
+        self.reattach_delays = reattach_delays
+
+    async def follow(
+        self, run: BackgroundRun
+    ) -> AsyncGenerator[UIEvent | RunLost | RunEnded, None]:
+        """UI events of the run, ending with ``RunEnded`` or ``RunLost``, or a
+        ``Notice`` when the connection is lost for good."""
+        partial = run.sequence >= 0
+        stream_state = StreamState()
+        response: Any = None
+        polling = False
+        failures = 0
+        while response is None:
+            before = run.sequence
+            try:
+                if polling:
+                    response = await self._poll(run)
+                else:
+                    try:
+                        attached = self._attach(run, stream_state, partial)
+                        async with aclosing(attached) as events:
+                            async for streamed in events:
+                                if isinstance(streamed, StreamFinished):
+                                    response = streamed.response
+                                else:
+                                    yield streamed
+                    except (StreamError, APIConnectionError, httpx.HTTPError):
+                        pass  # dropped or ended early: the snapshot tells
+                    if response is None:
+                        response = await self._terminal_snapshot(run)
+            except APIStatusError as exc:
+                if exc.status_code == 404:
+                    yield RunLost()
+                    return
+                if not polling:
+                    polling = partial = True
+                    yield Notice(
+                        "info",
+                        f"The run's stream is unavailable ({reason(exc)}); "
+                        "following it by polling.",
+                    )
+                    continue
+            except (OpenAIError, httpx.HTTPError):
+                pass  # the server is out of reach: try again after a pause
+            finally:
+                self.save()  # keeps the last sequence number seen
+            if response is not None:
+                break
+            failures = 0 if run.sequence > before else failures + 1
+            if failures > len(self.reattach_delays):
+                yield Notice(
+                    "error",
+                    f"Lost the connection to the background run "
+                    f"{run.response_id}; it keeps running. Send a message "
+                    "to follow it again.",
+                )
+                return
+            if failures:
+                await asyncio.sleep(self.reattach_delays[failures - 1])
+        yield RunEnded(response, replace_answer=partial or stream_state.skipped)
+
+    async def _attach(
+        self, run: BackgroundRun, stream_state: StreamState, partial: bool
+    ) -> AsyncGenerator[UIEvent | StreamFinished, None]:
+        """One connection to the run's event stream, after ``run.sequence``."""
+        stream = await self.client.responses.retrieve(
+            run.response_id, stream=True, starting_after=run.sequence
+        )
+        try:
+            events = self._tracked(stream, run)
+            reader = read_stream(events, stream_state, partial=partial)
+            async with aclosing(reader) as streamed_events:
+                async for streamed in streamed_events:
+                    yield streamed
+        finally:
+            await stream.close()
+
+    async def _tracked(
+        self, events: AsyncIterable[Any], run: BackgroundRun
+    ) -> AsyncIterator[Any]:
+        """The events after ``run.sequence``, moving it along (saved at most
+        every ``SAVE_INTERVAL`` seconds while streaming)."""
+        saved = time.monotonic()
+        iterator = aiter(events)
+        try:
+            async for event in iterator:
+                sequence = getattr(event, "sequence_number", None)
+                if isinstance(sequence, int):
+                    if sequence <= run.sequence:
+                        continue  # already shown
+                    run.sequence = sequence
+                    if time.monotonic() - saved >= SAVE_INTERVAL:
+                        self.save()
+                        saved = time.monotonic()
+                yield event
+        finally:
+            aclose = getattr(iterator, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def _terminal_snapshot(self, run: BackgroundRun) -> Any:
+        """The run's snapshot if it is terminal (a cancelled run's stream just
+        ends without a terminal event), else ``None``."""
+        snapshot = await self.client.responses.retrieve(run.response_id)
+        return snapshot if snapshot.status in TERMINAL_STATUSES else None
+
+    async def _poll(self, run: BackgroundRun) -> Any:
+        """The run's snapshot, once it is terminal."""
+        while True:
+            snapshot = await self.client.responses.retrieve(run.response_id)
+            if snapshot.status in TERMINAL_STATUSES:
+                return snapshot
+            await asyncio.sleep(self.poll_interval)
