@@ -15,6 +15,9 @@ class Figure:
     label: str
     higher_is_better: bool = False
     stream_only: bool = False
+    ratioed: bool = True
+    """False for context figures: how busy the rest of the machine was is
+    not a cost of the server, and 0/0 on a quiet machine has no ratio."""
 
 
 FIGURES = (
@@ -28,7 +31,7 @@ FIGURES = (
     Figure("cpu_ms_per_req", "server CPU ms/req"),
     Figure("server_busy_pct", "server busy %"),
     Figure("load_busy_pct", "load gen busy %"),
-    Figure("other_busy_pct", "other procs busy %"),
+    Figure("other_busy_pct", "other procs busy %", ratioed=False),
     Figure("rss_before_mib", "RSS before MiB"),
     Figure("rss_after_mib", "RSS after MiB"),
 )
@@ -122,4 +125,9 @@ def ratio(value: float | None, base: float | None) -> float | None:
 
 def ratios(figures: Figures, baseline: Figures) -> Figures:
     """``figures / baseline`` for every figure (``None`` where undefined)."""
-    return {key: ratio(figures.get(key), baseline.get(key)) for key in FIGURE_KEYS}
+    return {
+        figure.key: ratio(figures.get(figure.key), baseline.get(figure.key))
+        if figure.ratioed
+        else None
+        for figure in FIGURES
+    }
