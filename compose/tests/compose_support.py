@@ -26,7 +26,10 @@ ENV_EXAMPLE = COMPOSE_DIR / ".env.example"
 
 _ENV_LINE = re.compile(r"^([A-Z][A-Z0-9_]*)=(.*)$")
 # ${NAME}, ${NAME:-default}, ${NAME:?message}; $${...} is an escaped dollar.
-VARIABLE_USE = re.compile(r"(?<!\$)\$\{([A-Z][A-Z0-9_]*)(?:(:?[-?])([^}]*))?\}")
+# A default may hold balanced braces, as Compose allows: ${USERS:-{}}.
+VARIABLE_USE = re.compile(
+    r"(?<!\$)\$\{([A-Z][A-Z0-9_]*)(?:(:?[-?])((?:[^{}]|\{[^{}]*\})*))?\}"
+)
 
 
 def compose_binary() -> Path:
