@@ -59,9 +59,7 @@ def test_every_base_image_of_the_dockerfile_is_pinned() -> None:
     dockerfile = (COMPOSE_DIR / "Dockerfile").read_text(encoding="utf-8")
     defaults = dict(re.findall(r"^ARG (\w+)=(\S+)$", dockerfile, re.MULTILINE))
     bases = re.findall(r"^FROM (\S+)", dockerfile, re.MULTILINE)
-    images = [
-        defaults.get(base.strip("${}"), base) for base in bases if base != "builder"
-    ]
+    images = [defaults.get(base.strip("${}"), base) for base in bases]
     stages = set(re.findall(r"^FROM \S+ AS (\w+)", dockerfile, re.MULTILINE))
     pulled = [image for image in images if image not in stages]
 
