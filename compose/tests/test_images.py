@@ -140,7 +140,7 @@ def test_every_command_compose_runs_starts_in_its_image(
             head = command[:2] if command[0] == "lgos" else command[:1]
             result = _run(venv, str(venv / "bin" / head[0]), *head[1:], "--help")
             assert result.returncode == 0, f"{name}: {result.stderr}"
-            assert "usage:" in result.stdout
+            assert "usage:" in result.stdout.lower()
         started[name] = member
 
     assert {"demo-api", "worker", "files-api", "model-sync", "chainlit"} <= set(started)
@@ -186,3 +186,12 @@ def test_the_healthcheck_script_runs_on_the_image_python(
     assert "unreachable" in http.stderr
     assert database.returncode == 1
     assert "the database in DB does not answer" in database.stderr
+
+
+def test_the_build_context_leaves_out_local_state_and_secrets(context: Path) -> None:
+    left_out = [".venv", ".tools", ".git", ".state", "compose/.env"]
+
+    assert [path for path in left_out if (context / path).exists()] == []
+    assert (context / "uv.lock").is_file()
+    assert (context / "demos" / "src" / "lgos_demos" / "search" / "corpus").is_dir()
+    assert (REPO_ROOT / ".venv").is_dir(), "nothing to leave out: run `uv sync`"
