@@ -288,3 +288,49 @@ def test_secrets_reach_containers_only_through_their_variable(
 
     assert carriers, f"{secret} reaches no service"
     assert commands == [], "a secret on a command line shows in `docker ps`"
+
+
+OPEN_WEBUI_SETTINGS = {
+    # Offline (RECIPES.md "Open WebUI 0.12.4"): no downloads, no telemetry.
+    "OFFLINE_MODE": "true",
+    "HF_HUB_OFFLINE": "1",
+    "ENABLE_OLLAMA_API": "False",
+    "RAG_EMBEDDING_MODEL_AUTO_UPDATE": "False",
+    "RAG_RERANKING_MODEL_AUTO_UPDATE": "False",
+    "WHISPER_MODEL_AUTO_UPDATE": "False",
+    "ANONYMIZED_TELEMETRY": "False",
+    "DO_NOT_TRACK": "true",
+    "SCARF_NO_ANALYTICS": "true",
+    # The environment wins over settings saved in its database.
+    "ENABLE_PERSISTENT_CONFIG": "False",
+    # No extra model calls (each a demo graph run) per chat.
+    "ENABLE_TITLE_GENERATION": "False",
+    "ENABLE_TAGS_GENERATION": "False",
+    "ENABLE_FOLLOW_UP_GENERATION": "False",
+    # Every graph through LiteLLM.
+    "OPENAI_API_BASE_URL": "http://litellm:4000/v1",
+}
+
+
+def test_open_webui_runs_offline_through_litellm_without_extra_calls(
+    services: Services,
+) -> None:
+    environment = services["open-webui"]["environment"]
+
+    assert services["open-webui"]["image"] == "ghcr.io/open-webui/open-webui:v0.12.4"
+    assert {key: environment.get(key) for key in OPEN_WEBUI_SETTINGS} == (
+        OPEN_WEBUI_SETTINGS
+    )
+
+
+def test_litellm_starts_offline_with_the_pinned_release(services: Services) -> None:
+    litellm = services["litellm"]
+    installer = (REPO_ROOT / "scripts" / "install-litellm.sh").read_text("utf-8")
+    native = re.search(r'^LITELLM_VERSION="([^"]+)"$', installer, re.MULTILINE)
+
+    assert native is not None
+    assert litellm["image"] == f"ghcr.io/berriai/litellm:v{native.group(1)}"
+    assert litellm["environment"]["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    assert litellm["environment"]["LITELLM_MASTER_KEY"] == (
+        "placeholder-litellm_master_key"
+    )
