@@ -8,13 +8,98 @@ members := "packages/langgraph-openai-serve services/files-api services/model-sy
 # uv sets UV to its own path in `uv run`; fall back to the one on PATH.
 uv := env("UV", "uv")
 
+just := just_executable()
+
+# Where the native stack keeps logs, data, generated keys and stack.json.
+state := ".state"
+
 default:
     @just --list
 
-# Start every demo process natively; the demo API on http://127.0.0.1:8000/v1. Ctrl+C stops all
-up host="127.0.0.1" port="8000":
-    {{uv}} sync --frozen
-    {{uv}} run --frozen lgos-demo-stack --host {{host}} --port {{port}} --state-dir .state
+# The whole product: demo API, UIs, LiteLLM... mode: auto (compose when a Docker engine answers, else native), native or compose. Extra args go to lgos-demo-stack (native) or `docker compose up` (compose). Ctrl+C stops all
+up mode="auto" *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    mode="$({{just}} --quiet _mode {{mode}} up)"
+    case "$mode" in
+        native)
+            {{uv}} sync --frozen
+            UV={{uv}} bash scripts/install-litellm.sh
+            # Open WebUI is large (about 3 GB): installed once, then a no-op.
+            if ! [[ " {{args}} " =~ --without[=\ ]open-webui ]]; then
+                UV={{uv}} bash scripts/install-open-webui.sh
+            fi
+            exec {{uv}} run --frozen lgos-demo-stack --state-dir {{state}} {{args}}
+            ;;
+        compose)
+            exec docker compose -f compose/compose.yaml --env-file "$({{just}} --quiet _env_file)" up {{args}}
+            ;;
+    esac
+
+# Stop the running stack (native: by the supervisor's PID in .state/stack.json)
+down mode="auto":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case "$({{just}} --quiet _mode {{mode}} down)" in
+        native) {{uv}} run --frozen lgos-demo-stack down --state-dir {{state}} ;;
+        compose) docker compose -f compose/compose.yaml --env-file "$({{just}} --quiet _env_file)" down ;;
+    esac
+
+# Follow the logs, each line prefixed by its service; or one service's (e.g. `just logs litellm`)
+logs service="":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case "$({{just}} --quiet _mode auto logs)" in
+        native) {{uv}} run --frozen lgos-demo-stack logs --state-dir {{state}} --follow {{service}} ;;
+        compose) docker compose -f compose/compose.yaml --env-file "$({{just}} --quiet _env_file)" logs -f {{service}} ;;
+    esac
+
+# Each service's health (exit 1 when one is down)
+status:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case "$({{just}} --quiet _mode auto status)" in
+        native) {{uv}} run --frozen lgos-demo-stack status --state-dir {{state}} ;;
+        compose) docker compose -f compose/compose.yaml --env-file "$({{just}} --quiet _env_file)" ps ;;
+    esac
+
+# Re-sync LiteLLM's model list from the demo API, then restart LiteLLM only
+sync-models:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case "$({{just}} --quiet _mode auto sync-models)" in
+        native) {{uv}} run --frozen lgos-demo-stack sync-models --state-dir {{state}} ;;
+        compose)
+            compose=(docker compose -f compose/compose.yaml --env-file "$({{just}} --quiet _env_file)")
+            "${compose[@]}" run --rm model-sync
+            "${compose[@]}" restart litellm
+            ;;
+    esac
+
+# Which mode a stack command uses: a running native stack wins, then a Docker engine
+[private]
+_mode mode command:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case "{{mode}}" in
+        native|compose) echo "{{mode}}"; exit 0 ;;
+        auto) ;;
+        *) echo "just {{command}}: unknown mode '{{mode}}' (auto, native or compose)" >&2; exit 2 ;;
+    esac
+    if [[ "{{command}}" != up && -f {{state}}/stack.json ]]; then
+        echo native
+    elif command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+        [[ "{{command}}" == up ]] && echo "just up: a Docker engine answers: compose mode (just up native forces processes)" >&2
+        echo compose
+    else
+        [[ "{{command}}" == up ]] && echo "just up: no Docker engine answers: native mode (processes; logs in {{state}}/logs)" >&2
+        echo native
+    fi
+
+# compose/.env when a person made one, else the committed example
+[private]
+_env_file:
+    @if [[ -f compose/.env ]]; then echo compose/.env; else echo compose/.env.example; fi
 
 # Lint, type-check, then run every member's tests
 test: lint tools
@@ -37,9 +122,10 @@ fmt:
     {{uv}} run --frozen ruff format .
     {{uv}} run --frozen ruff check --fix .
 
-# Isolated tool environments the tests start (LiteLLM, pinned, outside the lock)
+# Isolated tool environments the tests start (LiteLLM, Open WebUI; pinned, outside the lock)
 tools:
     UV={{uv}} bash scripts/install-litellm.sh
+    UV={{uv}} bash scripts/install-open-webui.sh
 
 # LGOS against a hand-written baseline; writes bench/results/<timestamp>-<mode>.{md,json}
 bench *args:
