@@ -25,6 +25,9 @@ from lgos_demos.stack.supervisor import Service, StackError, Supervisor
 
 def run_stack(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """``lgos-demo-stack`` on free ports; expected to stop before starting."""
+    environ = clean_env(**env)
+    if "LITELLM_MASTER_KEY" not in env:
+        environ.pop("LITELLM_MASTER_KEY", None)
     ports = free_ports(9)
     flags = [
         "--port",
@@ -45,7 +48,7 @@ def run_stack(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
             *(f"{flag}={port}" for flag, port in zip(flags, ports, strict=True)),
             *args,
         ],
-        env=clean_env(**env),
+        env=environ,
         capture_output=True,
         text=True,
         timeout=60,

@@ -188,7 +188,7 @@ def _sync_models(options: StackOptions, supervisor: Supervisor) -> None:
     """Re-run the model sync; if it succeeded, restart LiteLLM on its output.
 
     The outcome goes to ``{state_dir}/sync-models.json`` for the command that
-    asked (``lgos-demo-stack sync-models`` sends SIGHUP and waits for it)."""
+    asked (``lgos-demo-stack sync-models`` sends SIGUSR1 and waits for it)."""
     names = {child.service.name for child in supervisor.running}
     result: dict[str, object]
     if "LiteLLM" not in names:
