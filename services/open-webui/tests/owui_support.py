@@ -312,7 +312,8 @@ def load_function(path: Path = FUNCTION_FILE) -> types.ModuleType:
 class Recorder:
     """Stands in for the client side of Open WebUI's socket: records every
     ``__event_emitter__`` event and ``__event_call__`` request, and answers
-    each call with the next scripted reply."""
+    each call with the next scripted reply (a value, or a function of the
+    call's payload)."""
 
     replies: list[Any] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
@@ -323,10 +324,35 @@ class Recorder:
 
     async def call(self, event: dict[str, Any]) -> Any:
         self.calls.append(event)
-        return self.replies.pop(0) if self.replies else {"error": "no reply"}
+        if not self.replies:
+            return {"error": "Event call timed out."}
+        reply = self.replies.pop(0)
+        return reply(event) if callable(reply) else reply
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         return [event["data"] for event in self.events if event["type"] == kind]
 
     def statuses(self) -> list[str]:
         return [data["description"] for data in self.of_type("status")]
+
+
+async def chat(
+    pipe: Any, recorder: Recorder, model: str, messages: list[Any], **extra: Any
+) -> str:
+    """One pipe call as Open WebUI makes it for a chat; the streamed text."""
+    body = {"model": f"lgos_responses.{model}", "messages": messages, "stream": True}
+    parts = [
+        text
+        async for text in pipe.pipe(
+            body,
+            __event_emitter__=recorder.emit,
+            __event_call__=recorder.call,
+            __metadata__={"chat_id": "chat-1"},
+            **extra,
+        )
+    ]
+    return "".join(parts)
+
+
+def user(text: str) -> dict[str, str]:
+    return {"role": "user", "content": text}

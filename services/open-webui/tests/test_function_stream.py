@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from owui_support import FUNCTION_FILE
+from owui_support import FUNCTION_FILE, chat, user
 
 pytestmark = pytest.mark.anyio
 
@@ -16,26 +16,6 @@ QUESTION = "How do I upload files to the Files API?"
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-async def chat(pipe, recorder, model, messages, **extra):
-    """One pipe call as Open WebUI makes it; returns the streamed text."""
-    body = {"model": f"lgos_responses.{model}", "messages": messages, "stream": True}
-    parts = [
-        text
-        async for text in pipe.pipe(
-            body,
-            __event_emitter__=recorder.emit,
-            __event_call__=recorder.call,
-            __metadata__={"chat_id": "chat-1"},
-            **extra,
-        )
-    ]
-    return "".join(parts)
-
-
-def user(text):
-    return {"role": "user", "content": text}
 
 
 def test_the_function_file_survives_open_webuis_import_rewriting():

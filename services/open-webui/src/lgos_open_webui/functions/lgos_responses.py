@@ -91,15 +91,31 @@ def api_root(url: str) -> str:
     return url.strip().rstrip("/").removesuffix("/v1")
 
 
+_INNER_ERROR = re.compile(r'\{"error":\s*\{.*\}\s*\}')
+
+
 def _error_message(status: int, body: bytes) -> tuple[str | None, str]:
+    """The ``(code, message)`` of an error answer.
+
+    LiteLLM wraps the backend's OpenAI error envelope as text inside its own
+    message (keeping the HTTP status): the inner envelope wins when present.
+    """
     try:
         error = json.loads(body).get("error")
     except (ValueError, AttributeError):
         error = None
-    if isinstance(error, dict):
-        code = error.get("code")
-        return (str(code) if code else None), str(error.get("message") or "")
-    return None, body.decode(errors="replace")[:300] or f"HTTP {status}"
+    if not isinstance(error, dict):
+        return None, body.decode(errors="replace")[:300] or f"HTTP {status}"
+    message = str(error.get("message") or "")
+    inner = _INNER_ERROR.search(message)
+    if inner is not None:
+        try:
+            nested = json.loads(inner.group(0))["error"]
+            return _error_message(status, json.dumps({"error": nested}).encode())
+        except (ValueError, KeyError, TypeError):
+            pass
+    code = error.get("code")
+    return (str(code) if code else None), message
 
 
 class GatewayError(LgosError):
