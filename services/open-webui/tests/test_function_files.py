@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import httpx
 import pytest
-from owui_support import chat
+from owui_support import UI_FILES_KEY, chat
 
 pytestmark = pytest.mark.anyio
 
@@ -68,25 +68,27 @@ async def test_an_attached_csv_is_charted_and_the_chart_shown_in_the_chat(
     assert "display_file returned" in text  # the graph answered the output
 
 
+async def stored_files(files_url):
+    async with httpx.AsyncClient(timeout=30) as http:
+        listed = await http.get(
+            f"{files_url}/files", headers={"Authorization": f"Bearer {UI_FILES_KEY}"}
+        )
+    return {f["id"]: f["filename"] for f in listed.json()["data"]}
+
+
 @pytest.mark.timeout(300)
 async def test_the_same_attachment_is_uploaded_to_the_files_api_once(
     pipe, recorder, attachment, stack
 ):
-    before = httpx.get(
-        f"{stack.files_url}/files",
-        headers={"Authorization": "Bearer sk-owui-test-files"},
-    ).json()["data"]
+    before = await stored_files(stack.files_url)
     for _ in range(2):
         await chat(
             pipe, recorder, "lgos/file-display", ask("Chart the visitors"), **attachment
         )
 
-    after = httpx.get(
-        f"{stack.files_url}/files",
-        headers={"Authorization": "Bearer sk-owui-test-files"},
-    ).json()["data"]
-    names = [f["filename"] for f in after if f["id"] not in {b["id"] for b in before}]
-    assert sorted(names) == ["sales-chart.svg", "sales-chart.svg", "sales.csv"]
+    after = await stored_files(stack.files_url)
+    new = sorted(name for file_id, name in after.items() if file_id not in before)
+    assert new == ["sales-chart.svg", "sales-chart.svg", "sales.csv"]
 
 
 @pytest.mark.timeout(300)

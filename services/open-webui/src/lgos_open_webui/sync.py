@@ -27,7 +27,8 @@ class Change:
     detail: str = ""
 
     def describe(self) -> str:
-        text = f"{self.action} {self.function_id}"
+        verb = "set valves of" if self.action == "valves" else self.action
+        text = f"{verb} {self.function_id}"
         return f"{text}: {self.detail}" if self.detail else text
 
 
