@@ -196,6 +196,11 @@ def test_both_uis_are_routed_through_litellm_after_the_model_sync(tmp_path):
     assert webui.env["ENABLE_PERSISTENT_CONFIG"] == "False"
     assert webui.env["WEBUI_AUTH"] == "False"
     assert webui.env["DATA_DIR"] == str(tmp_path / "open-webui")
+    functions = services["Open WebUI functions"]
+    assert functions.oneshot
+    assert functions.after == ("Open WebUI",)
+    assert functions.env["LGOS_OPEN_WEBUI_GATEWAY_URL"] == "http://127.0.0.1:2/v1"
+    assert functions.env["LGOS_OPEN_WEBUI_FILES_URL"] == "http://127.0.0.1:4/v1"
 
 
 def test_without_litellm_the_sync_and_both_uis_are_left_out(tmp_path):
@@ -203,7 +208,13 @@ def test_without_litellm_the_sync_and_both_uis_are_left_out(tmp_path):
 
     names = {s.name for s in plan_stack(options, {}).services}
 
-    assert not names & {"model sync", "LiteLLM", "Chainlit", "Open WebUI"}
+    assert not names & {
+        "model sync",
+        "LiteLLM",
+        "Chainlit",
+        "Open WebUI",
+        "Open WebUI functions",
+    }
     assert "demo API" in names
 
 

@@ -49,6 +49,7 @@ EVERY_SERVICE = {
     "LiteLLM",
     "Chainlit",
     "Open WebUI",
+    "Open WebUI functions",
 }
 
 
@@ -170,7 +171,9 @@ def test_a_file_round_trips_through_the_files_api(full_stack):
     assert content == b"kept by the stack\n"
 
 
-def test_both_uis_list_the_graphs_from_litellm(full_stack):
+def test_both_uis_list_the_graphs_from_litellm_and_open_webui_has_lgos_functions(
+    full_stack,
+):
     with httpx.Client(timeout=30) as http:
         chainlit = http.get(f"{full_stack.urls['Chainlit']}/project/settings").json()
         webui = full_stack.urls["Open WebUI"]
@@ -178,12 +181,14 @@ def test_both_uis_list_the_graphs_from_litellm(full_stack):
         token = http.post(
             f"{webui}/api/v1/auths/signin", json={"email": "", "password": ""}
         ).json()["token"]
-        models = http.get(
-            f"{webui}/api/models", headers={"Authorization": f"Bearer {token}"}
-        ).json()["data"]
+        admin = {"Authorization": f"Bearer {token}"}
+        models = http.get(f"{webui}/api/models", headers=admin).json()["data"]
+        functions = http.get(f"{webui}/api/v1/functions/", headers=admin).json()
 
     assert "lgos/simple" in {p["name"] for p in chainlit["chatProfiles"]}
     assert "lgos/simple" in {m["id"] for m in models}
+    # Installed by the "Open WebUI functions" one-shot, and switched on.
+    assert {f["id"]: f["is_active"] for f in functions}.get("lgos_responses")
 
 
 def test_sync_models_rewrites_litellm_s_list_and_restarts_litellm_only(

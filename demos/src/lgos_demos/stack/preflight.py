@@ -21,8 +21,17 @@ _INSTALL = {
     "LiteLLM": "bash scripts/install-litellm.sh",
     "Open WebUI": "bash scripts/install-open-webui.sh",
 }
-_MODULES = {"model sync": "lgos_model_sync", "Chainlit": "lgos_chainlit"}
-_LEAVE_OUT = {"LiteLLM": "litellm", "Open WebUI": "open-webui", "Chainlit": "chainlit"}
+_MODULES = {
+    "model sync": "lgos_model_sync",
+    "Chainlit": "lgos_chainlit",
+    "Open WebUI functions": "lgos_open_webui",
+}
+_LEAVE_OUT = {
+    "LiteLLM": "litellm",
+    "Open WebUI": "open-webui",
+    "Open WebUI functions": "open-webui",
+    "Chainlit": "chainlit",
+}
 
 
 def configuration_problems(

@@ -11,7 +11,8 @@
     demo API     python -m lgos_demos             (after the setup; told where
                                                    the others are)
     model sync, LiteLLM   see gateway.py          (after the demo API)
-    Chainlit, Open WebUI  see webuis.py           (after LiteLLM)
+    Chainlit, Open WebUI  see webuis.py           (after LiteLLM; then the
+                                                   Open WebUI functions one-shot)
 
 ``without`` leaves out LiteLLM (and with it the model sync and both UIs),
 Chainlit or Open WebUI.
@@ -228,6 +229,8 @@ def _front_services(
         after=("demo API",),
     )
     gateway_url = f"http://{reachable(options.host)}:{options.litellm_port}/v1"
+    files_url = api_env.get("DEMO_FILES_URL") or environ.get("DEMO_FILES_URL")
+    files_key = api_env.get("DEMO_FILES_API_KEY") or environ.get("DEMO_FILES_API_KEY")
     if "chainlit" in options.without:
         notes.append("Chainlit left out (--without)")
     else:
@@ -238,10 +241,8 @@ def _front_services(
                 port=options.chainlit_port,
                 gateway_url=gateway_url,
                 gateway_key=key,
-                files_url=api_env.get("DEMO_FILES_URL")
-                or environ.get("DEMO_FILES_URL"),
-                files_key=api_env.get("DEMO_FILES_API_KEY")
-                or environ.get("DEMO_FILES_API_KEY"),
+                files_url=files_url,
+                files_key=files_key,
                 after=("LiteLLM",),
             )
         )
@@ -255,6 +256,8 @@ def _front_services(
             port=options.open_webui_port,
             gateway_url=gateway_url,
             gateway_key=key,
+            files_url=files_url,
+            files_key=files_key,
             after=("LiteLLM",),
         )
     return services
