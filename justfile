@@ -32,7 +32,12 @@ up mode="auto" *args:
             exec {{uv}} run --frozen lgos-demo-stack --state-dir {{state}} {{args}}
             ;;
         compose)
-            exec docker compose -f compose/compose.yaml --env-file "$({{just}} --quiet _env_file)" up {{args}}
+            if ! command -v docker >/dev/null 2>&1; then
+                echo "just up compose: no docker command here; install Docker (with compose) or run: just up native" >&2
+                exit 1
+            fi
+            {{just}} --quiet _compose_env
+            exec docker compose -f compose/compose.yaml --env-file compose/.env up --build {{args}}
             ;;
     esac
 
@@ -100,6 +105,26 @@ _mode mode command:
 [private]
 _env_file:
     @if [[ -f compose/.env ]]; then echo compose/.env; else echo compose/.env.example; fi
+
+# First compose start: compose/.env from the example, each empty secret a fresh random value
+[private]
+_compose_env example="compose/.env.example" target="compose/.env":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    [[ -f "{{target}}" ]] && exit 0
+    umask 077
+    while IFS= read -r line || [[ -n $line ]]; do
+        if [[ $line =~ ^([A-Z][A-Z0-9_]*)=$ ]]; then
+            name="${BASH_REMATCH[1]}"
+            # Letters and digits only: some secrets end up inside URLs.
+            value="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+            [[ $name == LITELLM_MASTER_KEY ]] && value="sk-$value"
+            echo "$name=$value"
+        else
+            echo "$line"
+        fi
+    done < "{{example}}" > "{{target}}"
+    echo "just up: wrote {{target}} from {{example}} with generated secrets" >&2
 
 # Lint, type-check, then run every member's tests
 test: lint tools
