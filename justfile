@@ -112,6 +112,10 @@ _compose_env example="compose/.env.example" target="compose/.env":
     #!/usr/bin/env bash
     set -euo pipefail
     [[ -f "{{target}}" ]] && exit 0
+    if [[ ! -f "{{example}}" ]]; then
+        echo "just up compose: {{example}} is missing (the compose files are not in this checkout)" >&2
+        exit 1
+    fi
     umask 077
     while IFS= read -r line || [[ -n $line ]]; do
         if [[ $line =~ ^([A-Z][A-Z0-9_]*)=$ ]]; then
@@ -123,7 +127,8 @@ _compose_env example="compose/.env.example" target="compose/.env":
         else
             echo "$line"
         fi
-    done < "{{example}}" > "{{target}}"
+    done < "{{example}}" > "{{target}}.partial"
+    mv "{{target}}.partial" "{{target}}"
     echo "just up: wrote {{target}} from {{example}} with generated secrets" >&2
 
 # Lint, type-check, then run every member's tests
