@@ -115,6 +115,46 @@ def test_a_provider_that_wants_a_key_asks_for_demo_model_api_key(
     assert problems(right_key) == []
 
 
+def test_a_files_api_that_wants_a_key_asks_for_demo_files_api_key(
+    tmp_path, refusing_provider
+):
+    options = StackOptions(state_dir=tmp_path, without=frozenset({"litellm"}))
+    environ = {"DEMO_FILES_URL": refusing_provider}
+
+    problems = configuration_problems(
+        options, plan_stack(options, environ).services, environ
+    )
+
+    assert problems == [
+        f"DEMO_FILES_URL={refusing_provider} wants an API key (401): "
+        "set DEMO_FILES_API_KEY to a key it accepts"
+    ]
+
+
+def test_a_demo_api_behind_keys_needs_the_key_litellm_sends(tmp_path):
+    options = StackOptions(state_dir=tmp_path)
+    protected = {"LGOS_API_KEYS": "sk-alpha,sk-beta"}
+
+    def problems(environ: dict[str, str]) -> list[str]:
+        services = plan_stack(options, environ).services
+        return [
+            p
+            for p in configuration_problems(options, services, environ)
+            if "LGOS_API_KEY" in p
+        ]
+
+    services = {s.name: s for s in plan_stack(options, protected).services}
+    assert problems(protected) == [
+        "LGOS_API_KEYS protects the demo API: set LGOS_API_KEY to one of its "
+        "keys (the model sync and LiteLLM send it), or unset LGOS_API_KEYS"
+    ]
+    assert problems(protected | {"LGOS_API_KEY": "sk-gamma"}) == [
+        "LGOS_API_KEY is not one of LGOS_API_KEYS: set it to a key the demo API accepts"
+    ]
+    assert problems(protected | {"LGOS_API_KEY": "sk-beta"}) == []
+    assert services["model sync"].argv[-1].endswith("/v1,LGOS_API_KEY")
+
+
 def test_a_malformed_demo_setting_is_named(tmp_path):
     result = run_stack(
         f"--state-dir={tmp_path}", "--without=litellm", DEMO_SEARCH_URL="search.local"

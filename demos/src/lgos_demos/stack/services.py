@@ -57,6 +57,8 @@ from lgos_demos.stack.webuis import (
     open_webui_services,
 )
 
+DEMO_API_KEY_ENV = "LGOS_API_KEY"
+"""The demo API's key for the model sync and LiteLLM when LGOS_API_KEYS is set."""
 __all__ = ["StackOptions", "StackPlan", "free_ports", "plan_stack", "port_in_use"]
 OPTIONAL = ("litellm", "chainlit", "open-webui")
 """What ``StackOptions.without`` may name."""
@@ -226,6 +228,8 @@ def _front_services(
         host=options.host,
         port=options.litellm_port,
         key=key,
+        # The demo API reads LGOS_API_KEYS: then LGOS_API_KEY is what to send.
+        api_key_env=DEMO_API_KEY_ENV if environ.get("LGOS_API_KEYS") else None,
         after=("demo API",),
     )
     gateway_url = f"http://{reachable(options.host)}:{options.litellm_port}/v1"
