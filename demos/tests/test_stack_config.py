@@ -7,6 +7,7 @@ restart are exercised on tiny child processes.
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -312,3 +313,57 @@ def test_rerun_and_restart_replace_only_the_named_children(tmp_path):
     assert not alive(after["web"])
     # The restarted server's log follows the first one's.
     assert (tmp_path / "logs" / "web.log").read_text().count("Serving HTTP") == 2
+
+
+# ------------------------------------------------------------- stack.json
+
+
+def test_a_second_stack_on_the_same_state_folder_is_refused(tmp_path):
+    # Stands in for a running supervisor: its command line names the stack.
+    sleeper = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "lgos_demos.stack"]
+    )
+    try:
+        (tmp_path / "stack.json").write_text(
+            json.dumps({"pid": sleeper.pid, "services": {}})
+        )
+        result = run_stack(f"--state-dir={tmp_path}", "--without=litellm")
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+    assert result.returncode != 0
+    assert f"a stack already runs for {tmp_path} (supervisor PID {sleeper.pid})" in (
+        result.stderr
+    )
+
+
+def test_down_on_a_stack_that_is_gone_says_so(tmp_path):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    (tmp_path / "stack.json").write_text(json.dumps({"pid": gone.pid, "services": {}}))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "lgos_demos.stack", "down", f"--state-dir={tmp_path}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    nothing = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lgos_demos.stack",
+            "status",
+            f"--state-dir={tmp_path / 'x'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+    assert result.returncode == 1
+    assert f"supervisor PID {gone.pid} is not running" in result.stderr
+    assert nothing.returncode == 1
+    assert "no native stack is running" in nothing.stderr
+    assert "just up native" in nothing.stderr
