@@ -234,7 +234,7 @@ def _front_services(
     )
     gateway_url = f"http://{reachable(options.host)}:{options.litellm_port}/v1"
     files_url = api_env.get("DEMO_FILES_URL") or environ.get("DEMO_FILES_URL")
-    files_key = api_env.get("DEMO_FILES_API_KEY") or environ.get("DEMO_FILES_API_KEY")
+    files_key = environ.get("DEMO_FILES_API_KEY", DEFAULT_FILES_API_KEY)
     if "chainlit" in options.without:
         notes.append("Chainlit left out (--without)")
     else:
