@@ -40,7 +40,7 @@ async def answer(state: MessagesState) -> dict[str, Any]:
         end_index=marker + 2,  # inclusive, as OpenAI's end_index
     )
     text = create_text_block(text=reply.text, annotations=[cited])
-    message = AIMessage(content=[text], usage_metadata=reply.usage_metadata)
+    message = AIMessage(content_blocks=[text], usage_metadata=reply.usage_metadata)
     return {"messages": [message]}
 
 

@@ -5,7 +5,7 @@ def main(base_url: str = "http://127.0.0.1:8000/v1") -> None:
     client = OpenAI(base_url=base_url, api_key="unused")
     question = {"role": "user", "content": "What is LangGraph?"}
 
-    phases: dict[int, str | None] = {}
+    phases = {}
     stream = client.responses.create(model="research", input=[question], stream=True)
     for event in stream:
         if event.type == "response.output_item.added" and event.item.type == "message":
