@@ -1,0 +1,36 @@
+"""The Agents SDK tutorial: a client function tool round trip, run and streamed."""
+
+from __future__ import annotations
+
+import asyncio
+
+import weather_agent
+from conftest import expected_output
+from openai import OpenAI
+
+
+def test_agent_runs_its_own_tool_for_the_graph_and_gets_the_answer(serve, capsys):
+    server = serve("weather_app")
+
+    asyncio.run(weather_agent.main(server.base_url))
+
+    assert capsys.readouterr().out == expected_output("weather_agent.out")
+
+
+def test_an_offered_function_comes_back_as_a_function_call_item(serve):
+    server = serve("weather_app")
+    client = OpenAI(base_url=server.base_url, api_key="unused", max_retries=0)
+    weather = {
+        "type": "function",
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    }
+
+    offered = client.responses.create(model="weather", input="Hi", tools=[weather])
+
+    (call,) = offered.output
+    assert (call.type, call.name, call.arguments) == (
+        "function_call",
+        "get_weather",
+        '{"city": "Lyon"}',
+    )
