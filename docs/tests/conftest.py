@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 import pytest
 import uvicorn
+from openai import OpenAI
 
 DOCS = Path(__file__).resolve().parents[1]
 SAMPLES = DOCS / "samples"
@@ -41,6 +42,7 @@ class SampleServer:
         config = uvicorn.Config(
             self.module.app, host="127.0.0.1", port=self.port, log_level="warning"
         )
+        self.clients: list[OpenAI] = []
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
         self.thread.start()
@@ -57,7 +59,15 @@ class SampleServer:
     def get(self, path: str, **kwargs: object) -> httpx.Response:
         return httpx.get(f"{self.base_url}{path}", timeout=10, **kwargs)  # type: ignore[arg-type]
 
+    def client(self, api_key: str = "unused") -> OpenAI:
+        """An OpenAI SDK client of this server, closed when the server stops."""
+        client = OpenAI(base_url=self.base_url, api_key=api_key, max_retries=0)
+        self.clients.append(client)
+        return client
+
     def stop(self) -> None:
+        for client in self.clients:
+            client.close()
         self.server.should_exit = True
         self.thread.join(timeout=10)
 

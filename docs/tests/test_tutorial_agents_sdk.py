@@ -6,7 +6,6 @@ import asyncio
 
 import weather_agent
 from conftest import expected_output
-from openai import OpenAI
 
 
 def test_agent_runs_its_own_tool_for_the_graph_and_gets_the_answer(serve, capsys):
@@ -19,7 +18,7 @@ def test_agent_runs_its_own_tool_for_the_graph_and_gets_the_answer(serve, capsys
 
 def test_an_offered_function_comes_back_as_a_function_call_item(serve):
     server = serve("weather_app")
-    client = OpenAI(base_url=server.base_url, api_key="unused", max_retries=0)
+    client = server.client()
     weather = {
         "type": "function",
         "name": "get_weather",

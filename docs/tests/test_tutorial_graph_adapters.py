@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import adapters_client
 from conftest import expected_output
-from openai import OpenAI
 
 
 def test_adapters_feed_question_user_and_locale_and_render_the_answer(serve, capsys):
@@ -17,7 +16,7 @@ def test_adapters_feed_question_user_and_locale_and_render_the_answer(serve, cap
 
 def test_earlier_turns_reach_the_graph_as_history(serve):
     server = serve("adapters_app")
-    client = OpenAI(base_url=server.base_url, api_key="unused", max_retries=0)
+    client = server.client()
 
     reply = client.responses.create(
         model="qa",

@@ -6,7 +6,6 @@ import openai
 import pytest
 import research_client
 from conftest import expected_output
-from openai import OpenAI
 
 
 def test_research_client_prints_statuses_answer_source_and_follow_up(serve, capsys):
@@ -19,7 +18,7 @@ def test_research_client_prints_statuses_answer_source_and_follow_up(serve, caps
 
 def test_commentary_is_streaming_only(serve):
     server = serve("research_app")
-    client = OpenAI(base_url=server.base_url, api_key="unused", max_retries=0)
+    client = server.client()
 
     response = client.responses.create(model="research", input="What is LangGraph?")
 
@@ -29,7 +28,7 @@ def test_commentary_is_streaming_only(serve):
 
 def test_chat_completions_streams_the_answer_without_statuses(serve):
     server = serve("research_app")
-    client = OpenAI(base_url=server.base_url, api_key="unused", max_retries=0)
+    client = server.client()
 
     stream = client.chat.completions.create(
         model="research",
@@ -43,7 +42,7 @@ def test_chat_completions_streams_the_answer_without_statuses(serve):
 
 def test_errors_are_the_openai_envelope_the_sdk_raises(serve):
     server = serve("research_app")
-    client = OpenAI(base_url=server.base_url, api_key="unused", max_retries=0)
+    client = server.client()
 
     with pytest.raises(openai.NotFoundError) as missing:
         client.responses.create(model="nope", input="Hi")
