@@ -1,5 +1,3 @@
-from typing import Any
-
 from fastapi import FastAPI
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph_openai_serve import GraphConfig, GraphRegistry, LanggraphOpenaiServe
@@ -9,16 +7,14 @@ from langgraph_openai_serve.testing import ScriptedChatModel
 model = ScriptedChatModel(responder=lambda messages: f"You said: {messages[-1].text}")
 
 
-async def chat(state: MessagesState) -> dict[str, Any]:
+async def chat(state: MessagesState) -> MessagesState:
     return {"messages": [await model.ainvoke(state["messages"])]}
 
 
 graph = StateGraph(MessagesState).add_node(chat).add_edge(START, "chat").compile()
+registry = GraphRegistry(
+    registry={"echo": GraphConfig(graph=graph, description="Repeats you.")}
+)
 
 app = FastAPI()
-LanggraphOpenaiServe(
-    graphs=GraphRegistry(
-        registry={"echo": GraphConfig(graph=graph, description="Repeats you.")}
-    ),
-    app=app,
-).bind_openai_api()
+LanggraphOpenaiServe(graphs=registry, app=app).bind_openai_api()
