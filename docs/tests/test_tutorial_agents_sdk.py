@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
+import openai
+import pytest
 import weather_agent
+from agents import Agent, ModelSettings, OpenAIResponsesModel, Runner
 from conftest import expected_output
+from openai import AsyncOpenAI
 
 
 def test_agent_runs_its_own_tool_for_the_graph_and_gets_the_answer(serve, capsys):
@@ -33,3 +37,21 @@ def test_an_offered_function_comes_back_as_a_function_call_item(serve):
         "get_weather",
         '{"city": "Lyon"}',
     )
+
+
+def test_agent_model_settings_the_graph_cannot_honour_are_refused(serve):
+    server = serve("weather_app")
+
+    async def run_with_temperature() -> None:
+        async with AsyncOpenAI(base_url=server.base_url, api_key="unused") as client:
+            agent = Agent(
+                name="assistant",
+                model=OpenAIResponsesModel(model="weather", openai_client=client),
+                model_settings=ModelSettings(temperature=0.2),
+            )
+            await Runner.run(agent, "Hi")
+
+    with pytest.raises(openai.BadRequestError) as refused:
+        asyncio.run(run_with_temperature())
+
+    assert refused.value.body["param"] == "temperature"
