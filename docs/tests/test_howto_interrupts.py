@@ -75,3 +75,45 @@ def test_expired_pauses_are_deleted_and_cannot_be_resumed(serve):
             ],
         )
     assert conflict.value.code == "interrupt_state_conflict"
+
+
+def _answered_turn(client):
+    paused = client.responses.create(model="refunds", input="Order 5")
+    (call,) = paused.output
+    answer = {"type": "function_call_output", "call_id": call.call_id}
+    return [
+        {"role": "user", "content": "Order 5"},
+        *[item.to_dict() for item in paused.output],
+        {**answer, "output": "approve"},
+    ], paused
+
+
+def test_answered_interrupts_replay_as_history_before_a_new_message(serve):
+    client = serve("approval_app").client()
+    history, paused = _answered_turn(client)
+    resumed = client.responses.create(
+        model="refunds", previous_response_id=paused.id, input=history[-1:]
+    )
+
+    later = client.responses.create(
+        model="refunds",
+        input=[
+            *history,
+            *[item.to_dict() for item in resumed.output],
+            {"role": "user", "content": "Order 6"},
+        ],
+    )
+
+    (call,) = later.output
+    assert call.name == "lgos_interrupt"
+    assert "Order 6" in json.loads(call.arguments)["question"]
+
+
+def test_an_input_ending_with_answers_needs_previous_response_id(serve):
+    client = serve("approval_app").client()
+    history, _paused = _answered_turn(client)
+
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.responses.create(model="refunds", input=history)
+
+    assert refused.value.body["param"] == "previous_response_id"
