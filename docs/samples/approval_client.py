@@ -20,7 +20,7 @@ def main(base_url: str = "http://127.0.0.1:8000/v1") -> None:
         print(resumed.output_text)
 
         try:  # the run finished: the same answer cannot be given twice
-            client.responses.create(
+            client.with_options(max_retries=0).responses.create(
                 model="refunds",
                 previous_response_id=paused.id,
                 input=[{**answer, "output": "approve"}],
