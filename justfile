@@ -16,7 +16,7 @@ up host="127.0.0.1" port="8000":
     {{uv}} sync --frozen
     {{uv}} run --frozen lgos-demo-stack --host {{host}} --port {{port}} --state-dir .state
 
-# Lint, type-check, then run every member's tests
+# Lint, type-check, build the docs, then run every member's tests
 test: lint docs tools
     #!/usr/bin/env bash
     set -euo pipefail
