@@ -35,11 +35,13 @@ def build(tmp_path: Path, page: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_a_clean_page_builds(tmp_path):
+def test_a_clean_page_builds_with_the_sample_and_no_web_fonts(tmp_path):
     result = build(tmp_path, '# Fine\n\n```python\n--8<-- "first_app.py"\n```\n')
 
     assert result.returncode == 0, result.stderr
-    assert "bind_openai_api" in (tmp_path / "site" / "index.html").read_text()
+    html = (tmp_path / "site" / "index.html").read_text()
+    assert "bind_openai_api" in html
+    assert "fonts.googleapis.com" not in html  # the site works offline
 
 
 @pytest.mark.parametrize(
