@@ -51,3 +51,21 @@ def test_errors_are_the_openai_envelope_the_sdk_raises(serve):
 
     assert missing.value.code == "model_not_found"
     assert unsupported.value.body["param"] == "temperature"
+
+
+def test_chat_streams_can_carry_statuses_as_reasoning_content(serve, monkeypatch):
+    monkeypatch.setenv("LGOS_CHAT_STATUS_AS_REASONING", "true")
+    client = serve("research_app").client()
+
+    stream = client.chat.completions.create(
+        model="research",
+        messages=[{"role": "user", "content": "What is LangGraph?"}],
+        stream=True,
+    )
+    deltas = [chunk.choices[0].delta for chunk in stream if chunk.choices]
+    reasoning = [d.model_extra.get("reasoning_content") for d in deltas]
+
+    assert [r for r in reasoning if r] == [
+        "Searching the LangGraph docs\n",
+        "Found 1 source\n",
+    ]
