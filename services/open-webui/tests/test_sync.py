@@ -3,6 +3,9 @@ removal of Functions it owns that left the repository, others untouched."""
 
 from __future__ import annotations
 
+import time
+import uuid
+
 import httpx
 import pytest
 from lgos_open_webui.bundle import MANAGED_KEY, function_sources
@@ -43,6 +46,18 @@ class Admin:
             "meta": meta,
         }
         self.http.post("/api/v1/functions/create", json=form).raise_for_status()
+
+    def stored_message(self, message_id, timeout=60):
+        """A chat's assistant message once Open WebUI marked it done."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for listed in self.get("/api/v1/chats/"):
+                chat = self.get(f"/api/v1/chats/{listed['id']}")
+                message = chat["chat"]["history"]["messages"].get(message_id)
+                if message and message.get("done"):
+                    return message
+            time.sleep(0.5)
+        raise AssertionError(f"message {message_id} was not stored")
 
     def delete(self, function_id):
         self.http.delete(f"/api/v1/functions/id/{function_id}/delete")
@@ -217,3 +232,28 @@ def test_a_missing_url_is_a_usage_error(sync_cli):
 
     assert result.code == 2
     assert "--url" in result.err
+
+
+def test_a_chat_through_the_installed_function_stores_status_sources_and_answer(
+    admin, installed
+):
+    question = "How do I upload files to the Files API?"
+    reply_id = str(uuid.uuid4())
+    body = {
+        "model": "lgos_responses.lgos/citations",
+        "messages": [{"role": "user", "content": question}],
+        "stream": True,
+        "parent_id": None,
+        "id": reply_id,
+        "user_message": {"id": str(uuid.uuid4()), "role": "user", "content": question},
+    }
+
+    admin.http.post("/api/chat/completions", json=body).raise_for_status()
+    message = admin.stored_message(reply_id)
+
+    assert "[1]" in message["content"]
+    assert "Searching the docs" not in message["content"]
+    statuses = [status["description"] for status in message["statusHistory"]]
+    assert statuses[0] == f"Searching the docs for “{question}”"
+    assert message["statusHistory"][-1]["done"] is True
+    assert message["sources"][0]["source"]["url"].startswith("http://127.0.0.1:")
