@@ -1077,11 +1077,12 @@ class _Turn:
             )
         file_ids = []
         for entry in attached:
-            owui_id = str(entry["id"])
-            if owui_id not in self.pipe._uploaded:
+            # Per Files API: a changed valve must not reuse another store's ids.
+            key = f"{self.valves.files_url}|{entry['id']}"
+            if key not in self.pipe._uploaded:
                 name, mime, content = await self.read_attachment(http, entry)
-                self.pipe._uploaded[owui_id] = await files.upload(name, content, mime)
-            file_ids.append(self.pipe._uploaded[owui_id])
+                self.pipe._uploaded[key] = await files.upload(name, content, mime)
+            file_ids.append(self.pipe._uploaded[key])
         return file_ids
 
     async def read_attachment(
