@@ -8,7 +8,8 @@ import json
 import pytest
 from owui_support import FUNCTION_FILE, chat, user
 
-pytestmark = pytest.mark.anyio
+# The first test starts the session servers (LiteLLM alone takes 15-30 s).
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
 
 QUESTION = "How do I upload files to the Files API?"
 
