@@ -295,3 +295,20 @@ def test_an_attachment_in_open_webui_reaches_the_graph_and_the_chart_is_stored(
     assert chart["type"] == "image"
     assert chart["url"].startswith(("data:image/svg+xml;base64,", "/api/v1/files/"))
     assert "*revenue by month* (sales-chart.svg)" in message["content"]
+
+
+def test_waiting_for_an_open_webui_that_never_comes_up_gives_up_clearly(sync_cli):
+    started = time.monotonic()
+
+    result = sync_cli("--url", "http://127.0.0.1:9", "--wait", "1.5")
+
+    assert result.code == 2
+    assert "http://127.0.0.1:9/health did not answer within 1.5 s" in result.err
+    assert 1.0 <= time.monotonic() - started < 10
+
+
+def test_waiting_for_a_running_open_webui_goes_straight_on(sync_cli, flags, installed):
+    result = sync_cli(*flags, "--wait", "60")
+
+    assert result.code == 0
+    assert result.out.strip().endswith("is up to date.")

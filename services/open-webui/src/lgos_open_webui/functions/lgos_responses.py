@@ -321,7 +321,8 @@ def split_markers(text: str) -> tuple[str, PendingInterrupt | None]:
     for line in text.split("\n"):
         match = _MARKER.match(line)
         if match is None:
-            visible.append(line)
+            if line.strip() != f"*{WAITING}*":  # our hint, not the graph's words
+                visible.append(line)
             continue
         value = _decode(match.group(2))
         if match.group(1) == PENDING_LABEL and isinstance(value, dict):
