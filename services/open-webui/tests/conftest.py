@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from langgraph_openai_serve import LanggraphOpenaiServe, Settings
 from lgos_demos.demo_model.app import create_app as create_demo_model
 from lgos_demos.registry import build_demo_registry
@@ -42,7 +42,7 @@ from owui_support import (
     seaweedfs,
 )
 
-GRAPHS = ("simple", "citations", "interrupts", "file-display")
+GRAPHS = ("simple", "citations", "interrupts", "file-display", "server-tools")
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,8 @@ class Stack:
     gateway_url: str
     """LiteLLM's OpenAI base URL (``.../v1``)."""
     files_url: str
+    requests: list[tuple[str, str]]
+    """Every ``(method, path)`` the demo API served, in order."""
 
 
 @pytest.fixture(scope="session")
@@ -61,9 +63,15 @@ def files_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
-def _demo_api(settings: DemoSettings) -> FastAPI:
+def _demo_api(settings: DemoSettings, seen: list[tuple[str, str]]) -> FastAPI:
     demo = build_demo_registry(settings)
     app = FastAPI(title="LGOS demo API (status as reasoning)")
+
+    @app.middleware("http")
+    async def record(request: Request, call_next: Any) -> Any:
+        seen.append((request.method, request.url.path))
+        return await call_next(request)
+
     serve = Settings(CHAT_STATUS_AS_REASONING=True)
     LanggraphOpenaiServe(
         graphs=demo.registry, app=app, settings=serve
@@ -82,7 +90,8 @@ def stack(files_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             FILES_API_KEY=GRAPH_FILES_KEY,
             MODEL_TOKEN_DELAY=0,
         )
-        with ThreadServer(_demo_api(settings)) as api:
+        seen: list[tuple[str, str]] = []
+        with ThreadServer(_demo_api(settings, seen)) as api:
             lgos_url = f"{api.url}/v1"
             entries = []
             for graph in GRAPHS:
@@ -100,7 +109,7 @@ def stack(files_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
                 )
             workdir = tmp_path_factory.mktemp("litellm")
             with litellm(entries, workdir) as gateway:
-                yield Stack(lgos_url, f"{gateway}/v1", files_url)
+                yield Stack(lgos_url, f"{gateway}/v1", files_url, seen)
 
 
 @pytest.fixture(scope="session")

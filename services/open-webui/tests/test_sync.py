@@ -3,12 +3,17 @@ removal of Functions it owns that left the repository, others untouched."""
 
 from __future__ import annotations
 
+import time
+import uuid
+
 import httpx
 import pytest
 from lgos_open_webui.bundle import MANAGED_KEY, function_sources
 from owui_support import LITELLM_MASTER_KEY, UI_FILES_KEY
 
 pytestmark = pytest.mark.timeout(300)
+
+CSV = b"month,visitors,revenue\nJan,120,10.5\nFeb,340,22\nMar,95,17.25\n"
 
 TINY_PIPE = (
     '"""\ntitle: {title}\n"""\n\n\n'
@@ -43,6 +48,18 @@ class Admin:
             "meta": meta,
         }
         self.http.post("/api/v1/functions/create", json=form).raise_for_status()
+
+    def stored_message(self, message_id, timeout=60):
+        """A chat's assistant message once Open WebUI marked it done."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for listed in self.get("/api/v1/chats/"):
+                chat = self.get(f"/api/v1/chats/{listed['id']}")
+                message = chat["chat"]["history"]["messages"].get(message_id)
+                if message and message.get("done"):
+                    return message
+            time.sleep(0.5)
+        raise AssertionError(f"message {message_id} was not stored")
 
     def delete(self, function_id):
         self.http.delete(f"/api/v1/functions/id/{function_id}/delete")
@@ -217,3 +234,81 @@ def test_a_missing_url_is_a_usage_error(sync_cli):
 
     assert result.code == 2
     assert "--url" in result.err
+
+
+def test_a_chat_through_the_installed_function_stores_status_sources_and_answer(
+    admin, installed
+):
+    question = "How do I upload files to the Files API?"
+    reply_id = str(uuid.uuid4())
+    body = {
+        "model": "lgos_responses.lgos/citations",
+        "messages": [{"role": "user", "content": question}],
+        "stream": True,
+        "parent_id": None,
+        "id": reply_id,
+        "user_message": {"id": str(uuid.uuid4()), "role": "user", "content": question},
+    }
+
+    admin.http.post("/api/chat/completions", json=body).raise_for_status()
+    message = admin.stored_message(reply_id)
+
+    assert "[1]" in message["content"]
+    assert "Searching the docs" not in message["content"]
+    statuses = [status["description"] for status in message["statusHistory"]]
+    assert statuses[0] == f"Searching the docs for “{question}”"
+    assert message["statusHistory"][-1]["done"] is True
+    assert message["sources"][0]["source"]["url"].startswith("http://127.0.0.1:")
+
+
+def test_an_attachment_in_open_webui_reaches_the_graph_and_the_chart_is_stored(
+    admin, installed
+):
+    uploaded = admin.http.post(
+        "/api/v1/files/",
+        params={"process": "false"},
+        files={"file": ("sales.csv", CSV, "text/csv")},
+    )
+    uploaded.raise_for_status()
+    file_id = uploaded.json()["id"]
+    reply_id = str(uuid.uuid4())
+    attached = [{"type": "file", "id": file_id, "name": "sales.csv"}]
+    body = {
+        "model": "lgos_responses.lgos/file-display",
+        "messages": [{"role": "user", "content": "Chart the revenue"}],
+        "files": attached,
+        "stream": True,
+        "parent_id": None,
+        "id": reply_id,
+        "user_message": {
+            "id": str(uuid.uuid4()),
+            "role": "user",
+            "content": "Chart the revenue",
+            "files": attached,
+        },
+    }
+
+    admin.http.post("/api/chat/completions", json=body).raise_for_status()
+    message = admin.stored_message(reply_id)
+
+    (chart,) = message["files"]
+    assert chart["type"] == "image"
+    assert chart["url"].startswith(("data:image/svg+xml;base64,", "/api/v1/files/"))
+    assert "*revenue by month* (sales-chart.svg)" in message["content"]
+
+
+def test_waiting_for_an_open_webui_that_never_comes_up_gives_up_clearly(sync_cli):
+    started = time.monotonic()
+
+    result = sync_cli("--url", "http://127.0.0.1:9", "--wait", "1.5")
+
+    assert result.code == 2
+    assert "http://127.0.0.1:9/health did not answer within 1.5 s" in result.err
+    assert 1.0 <= time.monotonic() - started < 10
+
+
+def test_waiting_for_a_running_open_webui_goes_straight_on(sync_cli, flags, installed):
+    result = sync_cli(*flags, "--wait", "60")
+
+    assert result.code == 0
+    assert result.out.strip().endswith("is up to date.")
