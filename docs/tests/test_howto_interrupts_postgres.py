@@ -116,6 +116,9 @@ def two_api_processes(
             process.wait_ready(deadline)
         yield processes
     finally:
+        if setup.poll() is None:  # it hung: do not leave it behind
+            setup.kill()
+            setup.wait()
         for process in processes:
             process.stop()
 
