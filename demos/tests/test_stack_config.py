@@ -244,6 +244,22 @@ def test_both_uis_are_routed_through_litellm_after_the_model_sync(tmp_path):
     assert functions.env["LGOS_OPEN_WEBUI_FILES_URL"] == "http://127.0.0.1:4/v1"
 
 
+def test_the_demo_api_sends_progress_as_reasoning_unless_turned_off(tmp_path):
+    # Open WebUI's plain connection shows reasoning_content as its reasoning
+    # block: the stack turns the option on, an explicit setting wins.
+    options = StackOptions(state_dir=tmp_path)
+    default = {s.name: s for s in plan_stack(options, {}).services}
+    off = {
+        s.name: s
+        for s in plan_stack(
+            options, {"LGOS_CHAT_STATUS_AS_REASONING": "false"}
+        ).services
+    }
+
+    assert default["demo API"].env["LGOS_CHAT_STATUS_AS_REASONING"] == "true"
+    assert off["demo API"].env["LGOS_CHAT_STATUS_AS_REASONING"] == "false"
+
+
 def test_without_litellm_the_sync_and_both_uis_are_left_out(tmp_path):
     options = StackOptions(state_dir=tmp_path, without=frozenset({"litellm"}))
 

@@ -109,7 +109,13 @@ def plan_stack(
     python = sys.executable
     services: list[Service] = []
     notes: list[str] = []
-    api_env: dict[str, str] = {}
+    # Open WebUI's plain connection shows graph progress as its reasoning
+    # block; other Chat Completions clients ignore the extra delta field.
+    api_env: dict[str, str] = {
+        "LGOS_CHAT_STATUS_AS_REASONING": environ.get(
+            "LGOS_CHAT_STATUS_AS_REASONING", "true"
+        )
+    }
 
     model_url = environ.get("DEMO_MODEL_BASE_URL")
     if model_url:
