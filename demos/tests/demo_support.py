@@ -120,10 +120,18 @@ def postgres_dir() -> Path:
 
 
 def start_stack(
-    state_dir: Path, *, env: dict[str, str], postgres: Path | None = None
+    state_dir: Path,
+    *,
+    env: dict[str, str],
+    postgres: Path | None = None,
+    without: tuple[str, ...] = ("litellm",),
+    startup_seconds: float = STARTUP_SECONDS,
 ) -> Stack:
-    """``lgos-demo-stack`` on free ports; returns once it wrote stack.json."""
-    api, model, search, files, s3, pg = free_ports(6)
+    """``lgos-demo-stack`` on free ports; returns once it wrote stack.json.
+
+    LiteLLM (and with it the model sync and the UIs) is left out unless
+    ``without`` says otherwise: most tests need only the demo services."""
+    api, model, search, files, s3, pg, litellm, chainlit, webui = free_ports(9)
     output = state_dir / "stack.out"
     state_dir.mkdir(parents=True, exist_ok=True)
     with output.open("wb") as out:
@@ -139,15 +147,19 @@ def start_stack(
                 f"--files-port={files}",
                 f"--s3-port={s3}",
                 f"--postgres-port={pg}",
+                f"--litellm-port={litellm}",
+                f"--chainlit-port={chainlit}",
+                f"--open-webui-port={webui}",
                 *([f"--postgres-dir={postgres}"] if postgres is not None else []),
-                f"--startup-timeout={STARTUP_SECONDS}",
+                *(f"--without={name}" for name in without),
+                f"--startup-timeout={startup_seconds}",
             ],
             env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
         )
     state = state_dir / "stack.json"
-    deadline = time.monotonic() + STARTUP_SECONDS + 10
+    deadline = time.monotonic() + startup_seconds + 10
     while not state.exists():
         if process.poll() is not None or time.monotonic() > deadline:
             stop_stack_process(process, {})

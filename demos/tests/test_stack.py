@@ -60,6 +60,7 @@ def test_a_busy_port_stops_the_stack_before_anything_starts(tmp_path):
                 f"--state-dir={tmp_path}",
                 f"--port={port}",
                 f"--model-port={free_ports(1)[0]}",
+                "--without=litellm",
             ],
             env=clean_env(DEMO_FILES_URL="http://x/v1", DEMO_SEARCH_URL="http://y"),
             capture_output=True,
@@ -68,7 +69,7 @@ def test_a_busy_port_stops_the_stack_before_anything_starts(tmp_path):
         )
 
     assert result.returncode != 0
-    assert f"demo API (port {port})" in result.stderr
+    assert f"demo API (port {port}; --port moves it)" in result.stderr
 
 
 def test_the_demo_api_is_told_where_the_started_services_are(tmp_path):

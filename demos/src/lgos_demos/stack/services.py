@@ -10,6 +10,11 @@
     background worker  lgos worker                (after the setup)
     demo API     python -m lgos_demos             (after the setup; told where
                                                    the others are)
+    model sync, LiteLLM   see gateway.py          (after the demo API)
+    Chainlit, Open WebUI  see webuis.py           (after LiteLLM)
+
+``without`` leaves out LiteLLM (and with it the model sync and both UIs),
+Chainlit or Open WebUI.
 
 A variable set in the environment means "use that one instead": the stack
 does not start the local replacement and passes the setting through.
@@ -21,10 +26,8 @@ PostgreSQL's (``{state_dir}/postgres`` unless ``postgres_dir`` says otherwise).
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import shutil
-import socket
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -37,24 +40,25 @@ from lgos_demos.settings import (
     DEFAULT_POSTGRES_PORT,
     DEFAULT_SEARCH_PORT,
 )
+from lgos_demos.stack.files import file_services
+from lgos_demos.stack.gateway import (
+    DEFAULT_LITELLM_PORT,
+    gateway_services,
+    master_key,
+)
+from lgos_demos.stack.net import LOOPBACK, free_ports, port_in_use, reachable
 from lgos_demos.stack.postgres import database_url
 from lgos_demos.stack.supervisor import Service
-
-LOOPBACK = "127.0.0.1"
-S3_ACCESS_KEY = "lgos-demo-access"
-S3_SECRET_KEY = "lgos-demo-secret-key"
-FILES_OWNER = "demo"
-_WEED_INTERNAL_PORTS = (
-    "s3.port.grpc",
-    "master.port",
-    "master.port.grpc",
-    "volume.port",
-    "volume.port.grpc",
-    "filer.port",
-    "filer.port.grpc",
-    "admin.port",
-    "admin.port.grpc",
+from lgos_demos.stack.webuis import (
+    DEFAULT_CHAINLIT_PORT,
+    DEFAULT_OPEN_WEBUI_PORT,
+    chainlit_service,
+    open_webui_services,
 )
+
+__all__ = ["StackOptions", "StackPlan", "free_ports", "plan_stack", "port_in_use"]
+OPTIONAL = ("litellm", "chainlit", "open-webui")
+"""What ``StackOptions.without`` may name."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,21 @@ class StackOptions:
     postgres_port: int = DEFAULT_POSTGRES_PORT
     postgres_dir: Path | None = None
     """The PostgreSQL cluster folder; ``{state_dir}/postgres`` by default."""
+    litellm_port: int = DEFAULT_LITELLM_PORT
+    chainlit_port: int = DEFAULT_CHAINLIT_PORT
+    open_webui_port: int = DEFAULT_OPEN_WEBUI_PORT
+    tools_dir: Path = Path(".tools")
+    """Where ``litellm/`` and ``open-webui/`` tool environments live."""
+    without: frozenset[str] = frozenset()
+    """Services left out, from ``OPTIONAL``."""
+
+    @property
+    def litellm_bin(self) -> Path:
+        return self.tools_dir / "litellm" / "bin" / "litellm"
+
+    @property
+    def open_webui_bin(self) -> Path:
+        return self.tools_dir / "open-webui" / "bin" / "open-webui"
 
 
 @dataclass(frozen=True)
@@ -78,18 +97,6 @@ class StackPlan:
     services: list[Service]
     notes: list[str]
     """What was skipped and why, for the banner."""
-
-
-def free_ports(count: int) -> list[int]:
-    """Distinct free loopback ports (held together while choosing)."""
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind((LOOPBACK, 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
 
 
 def plan_stack(
@@ -162,7 +169,9 @@ def plan_stack(
             )
         else:
             api_key = environ.get("DEMO_FILES_API_KEY", DEFAULT_FILES_API_KEY)
-            services += _file_services(options, weed, api_key)
+            services += file_services(
+                options.state_dir, options.s3_port, options.files_port, weed, api_key
+            )
             api_env["DEMO_FILES_URL"] = f"http://{LOOPBACK}:{options.files_port}/v1"
             api_env["DEMO_FILES_API_KEY"] = api_key
 
@@ -181,14 +190,74 @@ def plan_stack(
             ],
             port=options.port,
             url=f"{api}/v1",
-            health_url=f"http://{_reachable(options.host)}:{options.port}/v1/health",
+            health_url=f"http://{reachable(options.host)}:{options.port}/v1/health",
             env=api_env,
             after=after,
         )
     )
     if database is not None:
         services.append(_worker(api_env, database, after))
+    api_base_url = f"http://{reachable(options.host)}:{options.port}/v1"
+    services += _front_services(options, environ, api_base_url, api_env, notes)
     return StackPlan(services=services, notes=notes)
+
+
+def _front_services(
+    options: StackOptions,
+    environ: Mapping[str, str],
+    api_base_url: str,
+    api_env: dict[str, str],
+    notes: list[str],
+) -> list[Service]:
+    """The model sync and LiteLLM, then the UIs behind it.
+
+    Raises:
+        ConfigError: LITELLM_MASTER_KEY is set to a key LiteLLM refuses.
+    """
+    if "litellm" in options.without:
+        notes.append("LiteLLM, the model sync and the UIs left out (--without)")
+        return []
+    key = master_key(options.state_dir, environ)
+    services = gateway_services(
+        state_dir=options.state_dir,
+        api_base_url=api_base_url,
+        litellm_bin=options.litellm_bin,
+        host=options.host,
+        port=options.litellm_port,
+        key=key,
+        after=("demo API",),
+    )
+    gateway_url = f"http://{reachable(options.host)}:{options.litellm_port}/v1"
+    if "chainlit" in options.without:
+        notes.append("Chainlit left out (--without)")
+    else:
+        services.append(
+            chainlit_service(
+                state_dir=options.state_dir,
+                host=options.host,
+                port=options.chainlit_port,
+                gateway_url=gateway_url,
+                gateway_key=key,
+                files_url=api_env.get("DEMO_FILES_URL")
+                or environ.get("DEMO_FILES_URL"),
+                files_key=api_env.get("DEMO_FILES_API_KEY")
+                or environ.get("DEMO_FILES_API_KEY"),
+                after=("LiteLLM",),
+            )
+        )
+    if "open-webui" in options.without:
+        notes.append("Open WebUI left out (--without)")
+    else:
+        services += open_webui_services(
+            state_dir=options.state_dir,
+            open_webui_bin=options.open_webui_bin,
+            host=options.host,
+            port=options.open_webui_port,
+            gateway_url=gateway_url,
+            gateway_key=key,
+            after=("LiteLLM",),
+        )
+    return services
 
 
 def _database_services(
@@ -279,79 +348,3 @@ def _accepts_connections(url: str) -> bool:
     except psycopg.Error:
         return False
     return True
-
-
-def _file_services(options: StackOptions, weed: str, api_key: str) -> list[Service]:
-    root = options.state_dir / "seaweedfs"
-    for name in ("data", "log", "tmp"):
-        (root / name).mkdir(parents=True, exist_ok=True)
-    internal = dict(
-        zip(_WEED_INTERNAL_PORTS, free_ports(len(_WEED_INTERNAL_PORTS)), strict=True)
-    )
-    s3 = f"http://{LOOPBACK}:{options.s3_port}"
-    seaweed = Service(
-        name="SeaweedFS",
-        argv=[
-            weed,
-            f"-logdir={root / 'log'}",
-            "mini",
-            f"-dir={root / 'data'}",
-            f"-ip={LOOPBACK}",
-            f"-ip.bind={LOOPBACK}",
-            "-master.telemetry=false",
-            "-webdav=false",
-            "-admin.ui=false",
-            "-s3.port.iceberg=0",
-            "-s3.port.lance=0",
-            f"-s3.port={options.s3_port}",
-            f"-s3.localSocket={root / 's3.sock'}",
-            f"-filer.localSocket={root / 'filer.sock'}",
-            "-idleTimeout=3",
-            *(f"-{flag}={port}" for flag, port in internal.items()),
-        ],
-        port=options.s3_port,
-        url=s3,
-        health_url=s3,
-        # Any S3 answer (even "access denied") means it serves.
-        healthy=lambda response: response.status_code < 500,
-        env={
-            "AWS_ACCESS_KEY_ID": S3_ACCESS_KEY,
-            "AWS_SECRET_ACCESS_KEY": S3_SECRET_KEY,
-            # Its gRPC sockets go to the temp folder: keep them in ours.
-            "TMPDIR": str(root / "tmp"),
-        },
-    )
-    files = f"http://{LOOPBACK}:{options.files_port}"
-    files_api = Service(
-        name="Files API",
-        argv=[
-            sys.executable,
-            "-m",
-            "lgos_files_api",
-            f"--host={LOOPBACK}",
-            f"--port={options.files_port}",
-            "--log-level=warning",
-        ],
-        port=options.files_port,
-        url=f"{files}/v1",
-        health_url=f"{files}/health",
-        after=("SeaweedFS",),
-        env={
-            "LGOS_FILES_S3_ENDPOINT": s3,
-            "LGOS_FILES_S3_BUCKET": "lgos-demo-files",
-            "LGOS_FILES_S3_ACCESS_KEY": S3_ACCESS_KEY,
-            "LGOS_FILES_S3_SECRET_KEY": S3_SECRET_KEY,
-            "LGOS_FILES_API_KEYS": json.dumps({api_key: FILES_OWNER}),
-        },
-    )
-    return [seaweed, files_api]
-
-
-def _reachable(host: str) -> str:
-    """Where to probe a server bound to ``host`` (wildcards mean loopback)."""
-    return LOOPBACK if host in ("0.0.0.0", "::", "") else host
-
-
-def port_in_use(port: int, host: str = LOOPBACK) -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex((_reachable(host), port)) == 0

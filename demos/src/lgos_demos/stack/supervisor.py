@@ -9,6 +9,9 @@ cleaning up. Output goes to one log file per child.
 A *one-shot* service (``oneshot=True``, e.g. creating database tables) must
 run to completion with exit code 0 before the services after it start; a
 service without an HTTP endpoint is ready when its ``probe`` says so.
+
+While the stack runs, ``rerun`` runs a one-shot again and ``restart`` stops
+one service by PID and starts it again (``just sync-models`` uses both).
 """
 
 from __future__ import annotations
@@ -128,9 +131,10 @@ class Supervisor:
                     )
                 time.sleep(_POLL)
 
-    def watch(self) -> None:
-        """Block until a child exits (``StackError``) or a signal arrives."""
-        while True:
+    def watch(self, wake: Callable[[], bool] = lambda: False) -> None:
+        """Block until a child exits (``StackError``), a signal arrives, or
+        ``wake()`` is true (then return)."""
+        while not wake():
             for child in self.running:
                 code = child.process.poll()
                 if code is not None and not (child.service.oneshot and code == 0):
@@ -157,9 +161,57 @@ class Supervisor:
     def pids(self) -> dict[str, int]:
         return {c.service.name: c.process.pid for c in self.running}
 
-    def _spawn(self, service: Service) -> Running:
+    def rerun(self, name: str) -> None:
+        """Run the one-shot ``name`` again, to completion (log appended).
+
+        Raises:
+            StackError: it exited with a non-zero code or took too long.
+        """
+        index, child = self._find(name)
+        if not child.service.oneshot:
+            raise ValueError(f"{name} is not a one-shot service")
+        again = self._spawn(child.service, append=True)
+        self.running[index] = again
+        try:
+            code = again.process.wait(timeout=self.startup_timeout)
+        except subprocess.TimeoutExpired:
+            _signal(again.process.pid, signal.SIGKILL)
+            again.process.wait()
+            raise StackError(
+                f"{name} did not finish in {self.startup_timeout:.0f} s" + _tail(again)
+            ) from None
+        if code != 0:
+            raise StackError(f"{name} exited with code {code}" + _tail(again))
+
+    def restart(self, name: str) -> None:
+        """Stop ``name`` by PID, start it again and wait until it is healthy.
+
+        Raises:
+            StackError: it exited or stayed unhealthy past the startup timeout.
+        """
+        index, child = self._find(name)
+        _stop_one(child.process, self.stop_timeout)
+        again = self._spawn(child.service, append=True)
+        self.running[index] = again
+        deadline = time.monotonic() + self.startup_timeout
+        with httpx.Client(timeout=2) as http:
+            while not self._check(http, again):
+                if time.monotonic() > deadline:
+                    raise StackError(
+                        f"{name} not healthy {self.startup_timeout:.0f} s after "
+                        "its restart" + _tail(again)
+                    )
+                time.sleep(_POLL)
+
+    def _find(self, name: str) -> tuple[int, Running]:
+        for index, child in enumerate(self.running):
+            if child.service.name == name:
+                return index, child
+        raise ValueError(f"{name} is not running in this stack")
+
+    def _spawn(self, service: Service, *, append: bool = False) -> Running:
         log = self.log_dir / f"{service.slug}.log"
-        with log.open("wb") as out:
+        with log.open("ab" if append else "wb") as out:
             process = _popen(service, out)
         return Running(service=service, process=process, log=log)
 
@@ -196,6 +248,17 @@ def _popen(service: Service, out: IO[bytes]) -> subprocess.Popen[bytes]:
         raise StackError(f"cannot start {service.name}: {exc}") from exc
 
 
+def _stop_one(process: subprocess.Popen[bytes], timeout: float) -> None:
+    """SIGTERM by PID, then SIGKILL after ``timeout`` seconds."""
+    if process.poll() is None:
+        _signal(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _signal(process.pid, signal.SIGKILL)
+        process.wait()
+
+
 def _die_with_parent() -> None:
     """In the child, before exec: get SIGTERM when the supervisor dies."""
     libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
@@ -222,10 +285,13 @@ class StopSignals:
     After the first signal, or once ``disarm()`` is called (the stack is
     stopping), further signals are ignored: a second Ctrl+C, or the same
     signal forwarded by ``uv`` and ``just``, cannot cut a stop short.
+    SIGHUP only sets ``reload_requested`` (``lgos-demo-stack sync-models``
+    sends it); the caller clears it when done.
     """
 
     def __init__(self) -> None:
         self.armed = True
+        self.reload_requested = False
         self._previous: dict[int, Any] = {}
 
     def disarm(self) -> None:
@@ -234,11 +300,15 @@ class StopSignals:
     def __enter__(self) -> StopSignals:
         for number in (signal.SIGINT, signal.SIGTERM):
             self._previous[number] = signal.signal(number, self._handle)
+        self._previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, self._reload)
         return self
 
     def __exit__(self, *exc: object) -> None:
         for number, handler in self._previous.items():
             signal.signal(number, handler)
+
+    def _reload(self, number: int, frame: FrameType | None) -> None:
+        self.reload_requested = True
 
     def _handle(self, number: int, frame: FrameType | None) -> None:
         if self.armed:

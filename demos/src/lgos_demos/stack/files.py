@@ -1,0 +1,98 @@
+"""The stack's file storage: SeaweedFS (S3) and the Files API on top of it.
+
+SeaweedFS's internal ports are picked free at each start; its data lives in
+the state folder, so uploaded files survive restarts.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from lgos_demos.stack.net import LOOPBACK, free_ports
+from lgos_demos.stack.supervisor import Service
+
+S3_ACCESS_KEY = "lgos-demo-access"
+S3_SECRET_KEY = "lgos-demo-secret-key"
+FILES_OWNER = "demo"
+_WEED_INTERNAL_PORTS = (
+    "s3.port.grpc",
+    "master.port",
+    "master.port.grpc",
+    "volume.port",
+    "volume.port.grpc",
+    "filer.port",
+    "filer.port.grpc",
+    "admin.port",
+    "admin.port.grpc",
+)
+
+
+def file_services(
+    state_dir: Path, s3_port: int, files_port: int, weed: str, api_key: str
+) -> list[Service]:
+    """SeaweedFS's S3 and the Files API on it (after SeaweedFS is healthy)."""
+    root = state_dir / "seaweedfs"
+    for name in ("data", "log", "tmp"):
+        (root / name).mkdir(parents=True, exist_ok=True)
+    internal = dict(
+        zip(_WEED_INTERNAL_PORTS, free_ports(len(_WEED_INTERNAL_PORTS)), strict=True)
+    )
+    s3 = f"http://{LOOPBACK}:{s3_port}"
+    seaweed = Service(
+        name="SeaweedFS",
+        argv=[
+            weed,
+            f"-logdir={root / 'log'}",
+            "mini",
+            f"-dir={root / 'data'}",
+            f"-ip={LOOPBACK}",
+            f"-ip.bind={LOOPBACK}",
+            "-master.telemetry=false",
+            "-webdav=false",
+            "-admin.ui=false",
+            "-s3.port.iceberg=0",
+            "-s3.port.lance=0",
+            f"-s3.port={s3_port}",
+            f"-s3.localSocket={root / 's3.sock'}",
+            f"-filer.localSocket={root / 'filer.sock'}",
+            "-idleTimeout=3",
+            *(f"-{flag}={port}" for flag, port in internal.items()),
+        ],
+        port=s3_port,
+        url=s3,
+        health_url=s3,
+        # Any S3 answer (even "access denied") means it serves.
+        healthy=lambda response: response.status_code < 500,
+        env={
+            "AWS_ACCESS_KEY_ID": S3_ACCESS_KEY,
+            "AWS_SECRET_ACCESS_KEY": S3_SECRET_KEY,
+            # Its gRPC sockets go to the temp folder: keep them in ours.
+            "TMPDIR": str(root / "tmp"),
+        },
+    )
+    files = f"http://{LOOPBACK}:{files_port}"
+    files_api = Service(
+        name="Files API",
+        argv=[
+            sys.executable,
+            "-m",
+            "lgos_files_api",
+            f"--host={LOOPBACK}",
+            f"--port={files_port}",
+            "--log-level=warning",
+        ],
+        port=files_port,
+        url=f"{files}/v1",
+        health_url=f"{files}/health",
+        after=("SeaweedFS",),
+        env={
+            "LGOS_FILES_S3_ENDPOINT": s3,
+            "LGOS_FILES_S3_BUCKET": "lgos-demo-files",
+            "LGOS_FILES_S3_ACCESS_KEY": S3_ACCESS_KEY,
+            "LGOS_FILES_S3_SECRET_KEY": S3_SECRET_KEY,
+            "LGOS_FILES_API_KEYS": json.dumps({api_key: FILES_OWNER}),
+        },
+    )
+    return [seaweed, files_api]

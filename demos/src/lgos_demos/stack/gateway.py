@@ -1,0 +1,146 @@
+"""The stack's gateway: the model-sync one-shot, then LiteLLM on its output.
+
+    model sync   python -m lgos_model_sync  (one-shot, after the demo API:
+                 writes {state_dir}/litellm/config.yaml from the API's catalog)
+    LiteLLM      .tools/litellm/bin/litellm --config that file
+
+LiteLLM's database mode cannot start offline, so its models come from the
+config file: every demo graph becomes ``lgos/<graph>``. The file is seeded
+once with the master-key setting and is the user's to extend; the sync only
+rewrites the entries it owns. The master key is ``LITELLM_MASTER_KEY`` when
+set, else one generated once into ``{state_dir}/litellm/master-key``.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+from lgos_demos.stack.net import reachable
+from lgos_demos.stack.supervisor import Service
+
+DEFAULT_LITELLM_PORT = 4000
+MODEL_PREFIX = "lgos"
+# Keeps LiteLLM off the network at start: the cost map, beta headers, blog
+# posts and presets are read from the installed package instead.
+LITELLM_OFFLINE_ENV = {
+    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS": "True",
+    "LITELLM_LOCAL_BLOG_POSTS": "True",
+    "LITELLM_LOCAL_AUTOROUTER_PRESETS": "True",
+    "LITELLM_LOCAL_POLICY_TEMPLATES": "True",
+    "LITELLM_MODE": "PRODUCTION",
+    "LITELLM_DONT_SHOW_FEEDBACK_BOX": "True",
+}
+_SEED_CONFIG = """\
+# LiteLLM's configuration for the LGOS demo stack.
+# lgos-model-sync rewrites only the model_list entries it owns (marked
+# model_info.lgos_sync); add your own models and settings freely.
+model_list: []
+
+general_settings:
+  master_key: os.environ/LITELLM_MASTER_KEY
+"""
+
+
+class ConfigError(ValueError):
+    """A setting is wrong; the message says what to set."""
+
+
+def litellm_dir(state_dir: Path) -> Path:
+    return state_dir / "litellm"
+
+
+def litellm_config(state_dir: Path) -> Path:
+    return litellm_dir(state_dir) / "config.yaml"
+
+
+def master_key_file(state_dir: Path) -> Path:
+    return litellm_dir(state_dir) / "master-key"
+
+
+def master_key(state_dir: Path, environ: Mapping[str, str]) -> str:
+    """``LITELLM_MASTER_KEY``, or the key generated once for this state folder.
+
+    Raises:
+        ConfigError: the configured key is one LiteLLM refuses.
+    """
+    configured = environ.get("LITELLM_MASTER_KEY")
+    if configured is not None:
+        if not configured.startswith("sk-") or len(configured) < 8:
+            raise ConfigError(
+                "LITELLM_MASTER_KEY must start with 'sk-' and be at least 8 "
+                "characters (LiteLLM treats other keys as hashes); set another "
+                "one, or unset it to use the key generated into "
+                f"{master_key_file(state_dir)}"
+            )
+        return configured
+    return generated_secret(master_key_file(state_dir), prefix="sk-")
+
+
+def generated_secret(path: Path, *, prefix: str = "") -> str:
+    """The secret kept in ``path``, made once (owner-only file)."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as out:
+            out.write(prefix + secrets.token_urlsafe(32) + "\n")
+    return path.read_text().strip()
+
+
+def seed_config(path: Path) -> None:
+    """Write LiteLLM's starting configuration unless the file exists."""
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_SEED_CONFIG)
+
+
+def gateway_services(
+    *,
+    state_dir: Path,
+    api_base_url: str,
+    litellm_bin: Path,
+    host: str,
+    port: int,
+    key: str,
+    after: tuple[str, ...],
+) -> list[Service]:
+    """The model-sync one-shot (after ``after``) and LiteLLM (after the sync)."""
+    config = litellm_config(state_dir)
+    seed_config(config)
+    sync = Service(
+        name="model sync",
+        argv=[
+            sys.executable,
+            "-m",
+            "lgos_model_sync",
+            f"--config={config}",
+            f"--deployment=main={MODEL_PREFIX},{api_base_url}",
+        ],
+        port=None,
+        url=f"(one-shot: writes {config} from {api_base_url}/models)",
+        after=after,
+        oneshot=True,
+    )
+    base = f"http://{reachable(host)}:{port}"
+    litellm = Service(
+        name="LiteLLM",
+        argv=[
+            str(litellm_bin),
+            "--config",
+            str(config),
+            "--host",
+            host,
+            "--port",
+            str(port),
+        ],
+        port=port,
+        url=f"http://{host}:{port}/v1",
+        health_url=f"{base}/health/liveliness",
+        env={**LITELLM_OFFLINE_ENV, "LITELLM_MASTER_KEY": key},
+        after=(sync.name,),
+    )
+    return [sync, litellm]

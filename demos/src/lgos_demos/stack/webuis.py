@@ -1,0 +1,120 @@
+"""The stack's two chat UIs, both routed through LiteLLM.
+
+    Chainlit     python -m lgos_chainlit   (catalog from LiteLLM's /model/info,
+                 files through the Files API; home in {state_dir}/chainlit)
+    Open WebUI   .tools/open-webui/bin/open-webui serve (offline settings,
+                 data in {state_dir}/open-webui)
+
+Open WebUI runs with persistent config off, so what is set here wins over
+anything saved in its database; login is off (a local demo), and title, tag
+and follow-up generation are off (each would be an extra model call per
+chat). Its embeddings go to LiteLLM, so it never downloads a local model.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from lgos_demos.stack.gateway import generated_secret
+from lgos_demos.stack.net import reachable
+from lgos_demos.stack.supervisor import Service
+
+DEFAULT_CHAINLIT_PORT = 8200
+DEFAULT_OPEN_WEBUI_PORT = 8080
+OPEN_WEBUI_OFFLINE_ENV = {
+    "OFFLINE_MODE": "true",
+    "HF_HUB_OFFLINE": "1",
+    "ENABLE_OLLAMA_API": "False",
+    "ENABLE_PERSISTENT_CONFIG": "False",
+    "ENABLE_VERSION_UPDATE_CHECK": "False",
+    "RAG_EMBEDDING_MODEL_AUTO_UPDATE": "False",
+    "RAG_RERANKING_MODEL_AUTO_UPDATE": "False",
+    "WHISPER_MODEL_AUTO_UPDATE": "False",
+    "ANONYMIZED_TELEMETRY": "False",
+    "DO_NOT_TRACK": "true",
+    "SCARF_NO_ANALYTICS": "true",
+    "ENABLE_TITLE_GENERATION": "False",
+    "ENABLE_TAGS_GENERATION": "False",
+    "ENABLE_FOLLOW_UP_GENERATION": "False",
+    "WEBUI_AUTH": "False",
+}
+
+
+def chainlit_service(
+    *,
+    state_dir: Path,
+    host: str,
+    port: int,
+    gateway_url: str,
+    gateway_key: str,
+    files_url: str | None,
+    files_key: str | None,
+    after: tuple[str, ...],
+) -> Service:
+    """The Chainlit UI against LiteLLM (``gateway_url`` ends in ``/v1``)."""
+    env = {
+        "LGOS_CHAINLIT_GATEWAY_URL": gateway_url,
+        "LGOS_CHAINLIT_GATEWAY_KEY": gateway_key,
+        "LGOS_CHAINLIT_CATALOG": "litellm",
+        "LGOS_CHAINLIT_HOME": str(state_dir / "chainlit"),
+    }
+    if files_url:
+        env["LGOS_CHAINLIT_FILES_URL"] = files_url
+        env["LGOS_CHAINLIT_FILES_KEY"] = files_key or "no-key"
+    base = f"http://{reachable(host)}:{port}"
+    return Service(
+        name="Chainlit",
+        argv=[
+            sys.executable,
+            "-m",
+            "lgos_chainlit",
+            f"--host={host}",
+            f"--port={port}",
+            f"--home={state_dir / 'chainlit'}",
+        ],
+        port=port,
+        url=f"http://{host}:{port}",
+        health_url=base,
+        env=env,
+        after=after,
+    )
+
+
+def open_webui_services(
+    *,
+    state_dir: Path,
+    open_webui_bin: Path,
+    host: str,
+    port: int,
+    gateway_url: str,
+    gateway_key: str,
+    after: tuple[str, ...],
+) -> list[Service]:
+    """Open WebUI against LiteLLM.
+
+    A list so that what configures it once it runs (e.g. a one-shot that
+    installs the LGOS Function, ``after=("Open WebUI",)``) joins it here.
+    """
+    data = state_dir / "open-webui"
+    data.mkdir(parents=True, exist_ok=True)
+    base = f"http://{reachable(host)}:{port}"
+    open_webui = Service(
+        name="Open WebUI",
+        argv=[str(open_webui_bin), "serve", f"--host={host}", f"--port={port}"],
+        port=port,
+        url=f"http://{host}:{port}",
+        health_url=f"{base}/health",
+        env={
+            **OPEN_WEBUI_OFFLINE_ENV,
+            "DATA_DIR": str(data),
+            "WEBUI_SECRET_KEY": generated_secret(data / "secret-key"),
+            "OPENAI_API_BASE_URL": gateway_url,
+            "OPENAI_API_KEY": gateway_key,
+            "RAG_EMBEDDING_ENGINE": "openai",
+            "RAG_OPENAI_API_BASE_URL": gateway_url,
+            "RAG_OPENAI_API_KEY": gateway_key,
+        },
+        after=after,
+    )
+    return [open_webui]
