@@ -30,7 +30,7 @@ lint:
     {{uv}} run --frozen ruff check .
     {{uv}} run --frozen ruff format --check .
     {{uv}} run --frozen mypy packages/langgraph-openai-serve/src services/files-api/src \
-        services/model-sync/src services/chainlit-ui/src demos/src bench/src
+        services/model-sync/src services/chainlit-ui/src demos/src bench/src e2e/src
 
 # Format and auto-fix
 fmt:
@@ -40,6 +40,11 @@ fmt:
 # Isolated tool environments the tests start (LiteLLM, pinned, outside the lock)
 tools:
     UV={{uv}} bash scripts/install-litellm.sh
+
+# Browser journeys (Playwright, Debian's Chromium) against the whole native stack; failures in e2e/results/
+e2e *args: tools
+    bash scripts/install-chromium.sh
+    {{uv}} run --frozen pytest e2e/tests -q {{args}}
 
 # LGOS against a hand-written baseline; writes bench/results/<timestamp>-<mode>.{md,json}
 bench *args:

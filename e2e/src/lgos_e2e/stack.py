@@ -36,7 +36,8 @@ class StackStartError(RuntimeError):
 class RunningStack:
     """A running stack: its supervisor and each child's PID and URL."""
 
-    process: subprocess.Popen[bytes]
+    process: subprocess.Popen[bytes] | None
+    """``None`` for a stack this suite attached to and does not own."""
     state_dir: Path
     output: Path
     pids: dict[str, int]
@@ -53,7 +54,7 @@ class RunningStack:
 
 def stack_env(base: Mapping[str, str] = os.environ, **extra: str) -> dict[str, str]:
     """``base`` without settings that would point the stack elsewhere."""
-    prefixes = ("DEMO_", "LGOS_", "LITELLM_", "OPENAI_", "WEBUI_")
+    prefixes = ("DEMO_", "LGOS_", "LITELLM_", "OPENAI_", "WEBUI_", "CHAINLIT_")
     env = {k: v for k, v in base.items() if not k.startswith(prefixes)}
     return env | extra
 
@@ -97,6 +98,23 @@ def start_stack(
         process=process,
         state_dir=state_dir,
         output=output,
+        pids={name: int(s["pid"]) for name, s in services.items()},
+        urls={name: str(s["url"]) for name, s in services.items()},
+    )
+
+
+def attach_stack(state_dir: Path) -> RunningStack:
+    """A stack someone else started (``lgos-demo-stack --state-dir``): the
+    suite uses it and leaves it running. For working on the suite itself."""
+    state = state_dir / "stack.json"
+    if not state.is_file():
+        raise StackStartError(f"no running stack: {state} does not exist")
+    data = json.loads(state.read_text())
+    services = data["services"]
+    return RunningStack(
+        process=None,
+        state_dir=state_dir,
+        output=state_dir / "stack.out",
         pids={name: int(s["pid"]) for name, s in services.items()},
         urls={name: str(s["url"]) for name, s in services.items()},
     )
