@@ -3,7 +3,7 @@
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
 # Workspace members that carry tests (each has its own tests/ folder).
-members := "packages/langgraph-openai-serve services/files-api services/model-sync services/chainlit-ui demos bench"
+members := "packages/langgraph-openai-serve services/files-api services/model-sync services/chainlit-ui services/open-webui demos bench"
 
 # uv sets UV to its own path in `uv run`; fall back to the one on PATH.
 uv := env("UV", "uv")
@@ -30,16 +30,18 @@ lint:
     {{uv}} run --frozen ruff check .
     {{uv}} run --frozen ruff format --check .
     {{uv}} run --frozen mypy packages/langgraph-openai-serve/src services/files-api/src \
-        services/model-sync/src services/chainlit-ui/src demos/src bench/src e2e/src
+        services/model-sync/src services/chainlit-ui/src services/open-webui/src \
+        demos/src bench/src e2e/src
 
 # Format and auto-fix
 fmt:
     {{uv}} run --frozen ruff format .
     {{uv}} run --frozen ruff check --fix .
 
-# Isolated tool environments the tests start (LiteLLM, pinned, outside the lock)
+# Isolated tool environments the tests start (LiteLLM, Open WebUI: pinned, outside the lock)
 tools:
     UV={{uv}} bash scripts/install-litellm.sh
+    UV={{uv}} bash scripts/install-open-webui.sh
 
 # Browser journeys (Playwright, Debian's Chromium) against the whole native stack; failures in e2e/results/
 e2e *args: tools

@@ -1,0 +1,1 @@
+"""Open WebUI integration of LGOS: the pipe Function and its sync command."""

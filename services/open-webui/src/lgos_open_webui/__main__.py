@@ -1,0 +1,3 @@
+from lgos_open_webui.cli import main
+
+main()

@@ -1,0 +1,177 @@
+"""Session fixtures: the demo graphs behind a real LiteLLM, the real Files API
+on SeaweedFS, a real Open WebUI, and the Function loaded as Open WebUI loads it.
+
+* The demo API is the demos' own registry (offline demo model and search,
+  in-process servers) served by the core library with
+  ``CHAT_STATUS_AS_REASONING`` on, so one server covers the Function's
+  Responses streams and the plain Chat Completions connection.
+* LiteLLM routes ``lgos/<graph>`` to it, with ``model_info.lgos`` copied from
+  ``GET /v1/models/{graph}`` as the model-sync job writes it.
+* Open WebUI runs with LiteLLM as its OpenAI connection (one per session,
+  ~30-60 s to start); the sync tests install the Function into it.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI, Request
+from langgraph_openai_serve import LanggraphOpenaiServe, Settings
+from lgos_demos.demo_model.app import create_app as create_demo_model
+from lgos_demos.registry import build_demo_registry
+from lgos_demos.search.app import create_app as create_search
+from lgos_demos.settings import DemoSettings
+from lgos_open_webui.cli import run
+from owui_support import (
+    GRAPH_FILES_KEY,
+    LITELLM_MASTER_KEY,
+    UI_FILES_KEY,
+    OpenWebUIServer,
+    Recorder,
+    ThreadServer,
+    files_api,
+    litellm,
+    load_function,
+    open_webui,
+    seaweedfs,
+)
+
+GRAPHS = ("simple", "citations", "interrupts", "file-display")
+
+
+@dataclass(frozen=True)
+class Stack:
+    lgos_url: str
+    """The demo API's OpenAI base URL (``.../v1``)."""
+    gateway_url: str
+    """LiteLLM's OpenAI base URL (``.../v1``)."""
+    files_url: str
+    requests: list[tuple[str, str]]
+    """Every ``(method, path)`` the demo API served, in order."""
+
+
+@pytest.fixture(scope="session")
+def files_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("seaweed")
+    with seaweedfs(root) as s3_url, files_api(s3_url, root / "files.log") as url:
+        yield url
+
+
+def _demo_api(settings: DemoSettings, seen: list[tuple[str, str]]) -> FastAPI:
+    demo = build_demo_registry(settings)
+    app = FastAPI(title="LGOS demo API (status as reasoning)")
+
+    @app.middleware("http")
+    async def record(request: Request, call_next: Any) -> Any:
+        seen.append((request.method, request.url.path))
+        return await call_next(request)
+
+    serve = Settings(CHAT_STATUS_AS_REASONING=True)
+    LanggraphOpenaiServe(
+        graphs=demo.registry, app=app, settings=serve
+    ).bind_openai_api()
+    return app
+
+
+@pytest.fixture(scope="session")
+def stack(files_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    model_app = create_demo_model(model_name="lgos-demo-model", token_delay=0)
+    with ThreadServer(model_app) as model, ThreadServer(create_search()) as search:
+        settings = DemoSettings(
+            MODEL_BASE_URL=f"{model.url}/v1",
+            SEARCH_URL=search.url,
+            FILES_URL=files_url,
+            FILES_API_KEY=GRAPH_FILES_KEY,
+            MODEL_TOKEN_DELAY=0,
+        )
+        seen: list[tuple[str, str]] = []
+        with ThreadServer(_demo_api(settings, seen)) as api:
+            lgos_url = f"{api.url}/v1"
+            entries = []
+            for graph in GRAPHS:
+                detail = httpx.get(f"{lgos_url}/models/{graph}").json()["lgos"]
+                entries.append(
+                    {
+                        "model_name": f"lgos/{graph}",
+                        "litellm_params": {
+                            "model": f"openai/{graph}",
+                            "api_base": lgos_url,
+                            "api_key": "no-key",
+                        },
+                        "model_info": {"lgos": detail},
+                    }
+                )
+            workdir = tmp_path_factory.mktemp("litellm")
+            with litellm(entries, workdir) as gateway:
+                yield Stack(lgos_url, f"{gateway}/v1", files_url, seen)
+
+
+@pytest.fixture(scope="session")
+def function_module() -> ModuleType:
+    return load_function()
+
+
+@pytest.fixture
+def pipe(function_module: ModuleType, stack: Stack) -> Any:
+    """The Function's Pipe with its valves pointing at the test stack."""
+    instance = function_module.Pipe()
+    instance.valves = function_module.Pipe.Valves(
+        gateway_url=stack.gateway_url,
+        gateway_key=LITELLM_MASTER_KEY,
+        files_url=stack.files_url,
+        files_key=UI_FILES_KEY,
+    )
+    return instance
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture(scope="session")
+def owui(
+    stack: Stack, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[OpenWebUIServer]:
+    with open_webui(
+        tmp_path_factory.mktemp("open-webui"), stack.gateway_url, LITELLM_MASTER_KEY
+    ) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def admin_token(owui: OpenWebUIServer) -> str:
+    response = httpx.post(
+        f"{owui.url}/api/v1/auths/signin", json={"email": "-", "password": "-"}
+    )
+    response.raise_for_status()
+    token: str = response.json()["token"]
+    return token
+
+
+@dataclass(frozen=True)
+class Outcome:
+    code: int
+    out: str
+    err: str
+
+
+SyncCli = Callable[..., Outcome]
+
+
+@pytest.fixture
+def sync_cli() -> SyncCli:
+    """Run ``lgos-open-webui-sync`` in-process with an empty environment."""
+
+    def invoke(*argv: str, environ: dict[str, str] | None = None) -> Outcome:
+        out, err = io.StringIO(), io.StringIO()
+        code = run(list(argv), environ=environ or {}, stdout=out, stderr=err)
+        return Outcome(code, out.getvalue(), err.getvalue())
+
+    return invoke
