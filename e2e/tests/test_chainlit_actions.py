@@ -1,12 +1,11 @@
 """Chainlit journeys with buttons and files: refund interrupts (also across a
-reload), a CSV charted through ``display_file``, background runs."""
+reload) and a CSV charted through ``display_file``."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-import pytest
 from lgos_e2e.chainlit import ChainlitPage
 from playwright.sync_api import expect
 
@@ -65,20 +64,3 @@ def test_an_uploaded_csv_comes_back_as_a_displayed_chart(
     expect(chainlit.answer_containing("display_file returned")).to_contain_text(
         '"displayed"'
     )
-
-
-@pytest.mark.timeout(120)
-def test_a_background_run_reports_its_steps_and_finishes(chainlit: ChainlitPage):
-    chainlit.pick_graph("lgos/background")
-    dialog = chainlit.open_settings()
-    dialog.get_by_role("switch", name="Run in background").click()
-    chainlit.confirm_settings(dialog)
-
-    chainlit.send("Monthly report")
-
-    expect(
-        chainlit.answers.filter(has_text="Running in the background")
-    ).to_be_visible()
-    answer = chainlit.answer_containing("finished after 4 steps")
-    expect(answer).to_contain_text("Step 4/4")
-    expect(chainlit.button("Cancel")).to_have_count(0)

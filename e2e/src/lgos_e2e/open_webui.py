@@ -8,6 +8,11 @@ stack (``dismiss_whats_new``).
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 from playwright.sync_api import Locator, Page, expect
 
 # Records each distinct text of the newest assistant message while it
@@ -53,14 +58,25 @@ class OpenWebUIPage:
         return options
 
     def pick_model(self, model: str) -> None:
+        """Choose the model whose id is ``model``; wait until it is selected."""
         self.open_model_list()
-        self.page.locator(f'button[data-value="{model}"]').click()
-        expect(self.page.locator("#model-selector-model-button")).to_have_text(model)
+        option = self.page.locator(f'button[data-value="{model}"]')
+        label = option.inner_text().strip()
+        option.click()
+        expect(self.page.locator("#model-selector-model-button")).to_have_attribute(
+            "aria-label", f"Selected model: {label}"
+        )
 
     def send(self, text: str) -> None:
         box = self.page.locator("#chat-input")
         box.fill(text)
         box.press("Enter")
+
+    def attach(self, path: Path) -> None:
+        """Upload ``path`` through the message box's file input."""
+        self.page.locator("input[type=file]").first.set_input_files(path)
+        composer = self.page.locator("#message-input-container")
+        expect(composer.get_by_text(path.name)).to_be_visible()
 
     def watch_answers(self) -> None:
         self.page.evaluate(_ANSWER_WATCH)
@@ -72,3 +88,38 @@ class OpenWebUIPage:
     @property
     def last_answer(self) -> Locator:
         return self.page.locator(".chat-assistant").last
+
+
+FUNCTION_PREFIX = "lgos_responses."
+"""Model ids of the LGOS Function's graphs: ``lgos_responses.lgos/<graph>``."""
+
+
+def install_function(
+    open_webui_url: str,
+    *,
+    gateway_url: str,
+    gateway_key: str,
+    files_url: str,
+    files_key: str,
+) -> str:
+    """Install (or update) the LGOS Function with ``lgos-open-webui-sync``;
+    returns its report. Raises ``RuntimeError`` when the command fails."""
+    argv = [
+        sys.executable,
+        "-m",
+        "lgos_open_webui",
+        f"--url={open_webui_url}",
+        f"--gateway-url={gateway_url}",
+        f"--files-url={files_url}",
+    ]
+    env = {
+        **os.environ,
+        "LGOS_OPEN_WEBUI_GATEWAY_KEY": gateway_key,
+        "LGOS_OPEN_WEBUI_FILES_KEY": files_key,
+    }
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"lgos-open-webui-sync failed ({done.returncode}):\n{done.stderr}"
+        )
+    return done.stdout
