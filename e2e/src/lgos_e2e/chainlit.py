@@ -77,6 +77,9 @@ class ChainlitPage:
         self.page.locator("#password").fill(user.password)
         self.page.get_by_role("button", name="Sign In").click()
         expect(self.page.locator("#chat-input")).to_be_visible()
+        # The first chat (the default graph) must have started, or picking a
+        # graph could mistake its start for the new chat's.
+        self.page.wait_for_function("() => window.__lgosChatStarts > 0")
 
     def _chat_starts(self) -> int:
         return int(self.page.evaluate("() => window.__lgosChatStarts || 0"))
