@@ -8,13 +8,128 @@ members := "packages/langgraph-openai-serve services/files-api services/model-sy
 # uv sets UV to its own path in `uv run`; fall back to the one on PATH.
 uv := env("UV", "uv")
 
+just := just_executable()
+
+# Where the native stack keeps logs, data, generated keys and stack.json.
+state := ".state"
+
 default:
     @just --list
 
-# Start every demo process natively; the demo API on http://127.0.0.1:8000/v1. Ctrl+C stops all
-up host="127.0.0.1" port="8000":
-    {{uv}} sync --frozen
-    {{uv}} run --frozen lgos-demo-stack --host {{host}} --port {{port}} --state-dir .state
+# The whole product: demo API, UIs, LiteLLM... mode: auto (compose when a Docker engine answers, else native), native or compose. Extra args go to lgos-demo-stack (native) or `docker compose up` (compose). Ctrl+C stops all
+up mode="auto" *args:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    mode="$({{just}} --quiet _mode {{mode}} up)"
+    case "$mode" in
+        native)
+            {{uv}} sync --frozen
+            UV={{uv}} bash scripts/install-litellm.sh
+            # Open WebUI is large (about 3 GB): installed once, then a no-op.
+            if ! [[ " {{args}} " =~ --without[=\ ]open-webui ]]; then
+                UV={{uv}} bash scripts/install-open-webui.sh
+            fi
+            exec {{uv}} run --frozen lgos-demo-stack --state-dir {{state}} {{args}}
+            ;;
+        compose)
+            if ! command -v docker >/dev/null 2>&1; then
+                echo "just up compose: no docker command here; install Docker (with compose) or run: just up native" >&2
+                exit 1
+            fi
+            {{just}} --quiet _compose_env
+            exec docker compose -f compose/compose.yaml --env-file compose/.env up --build {{args}}
+            ;;
+    esac
+
+# Stop the running stack (native: by the supervisor's PID in .state/stack.json)
+down mode="auto":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case "$({{just}} --quiet _mode {{mode}} down)" in
+        native) {{uv}} run --frozen lgos-demo-stack down --state-dir {{state}} ;;
+        compose) docker compose -f compose/compose.yaml --env-file "$({{just}} --quiet _env_file)" down ;;
+    esac
+
+# Follow the logs, each line prefixed by its service; or one service's (e.g. `just logs litellm`)
+logs service="":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case "$({{just}} --quiet _mode auto logs)" in
+        native) {{uv}} run --frozen lgos-demo-stack logs --state-dir {{state}} --follow {{service}} ;;
+        compose) docker compose -f compose/compose.yaml --env-file "$({{just}} --quiet _env_file)" logs -f {{service}} ;;
+    esac
+
+# Each service's health (exit 1 when one is down)
+status:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case "$({{just}} --quiet _mode auto status)" in
+        native) {{uv}} run --frozen lgos-demo-stack status --state-dir {{state}} ;;
+        compose) docker compose -f compose/compose.yaml --env-file "$({{just}} --quiet _env_file)" ps ;;
+    esac
+
+# Re-sync LiteLLM's model list from the demo API, then restart LiteLLM only
+sync-models:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case "$({{just}} --quiet _mode auto sync-models)" in
+        native) {{uv}} run --frozen lgos-demo-stack sync-models --state-dir {{state}} ;;
+        compose)
+            compose=(docker compose -f compose/compose.yaml --env-file "$({{just}} --quiet _env_file)")
+            "${compose[@]}" run --rm model-sync
+            "${compose[@]}" restart litellm
+            ;;
+    esac
+
+# Which mode a stack command uses: a running native stack wins, then a Docker engine
+[private]
+_mode mode command:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case "{{mode}}" in
+        native|compose) echo "{{mode}}"; exit 0 ;;
+        auto) ;;
+        *) echo "just {{command}}: unknown mode '{{mode}}' (auto, native or compose)" >&2; exit 2 ;;
+    esac
+    if [[ "{{command}}" != up && -f {{state}}/stack.json ]]; then
+        echo native
+    elif command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
+        [[ "{{command}}" == up ]] && echo "just up: a Docker engine answers: compose mode (just up native forces processes)" >&2
+        echo compose
+    else
+        [[ "{{command}}" == up ]] && echo "just up: no Docker engine answers: native mode (processes; logs in {{state}}/logs)" >&2
+        echo native
+    fi
+
+# compose/.env when a person made one, else the committed example
+[private]
+_env_file:
+    @if [[ -f compose/.env ]]; then echo compose/.env; else echo compose/.env.example; fi
+
+# First compose start: compose/.env from the example, each empty secret a fresh random value
+[private]
+_compose_env example="compose/.env.example" target="compose/.env":
+    #!/usr/bin/env bash
+    set -euo pipefail
+    [[ -f "{{target}}" ]] && exit 0
+    if [[ ! -f "{{example}}" ]]; then
+        echo "just up compose: {{example}} is missing (the compose files are not in this checkout)" >&2
+        exit 1
+    fi
+    umask 077
+    while IFS= read -r line || [[ -n $line ]]; do
+        if [[ $line =~ ^([A-Z][A-Z0-9_]*)=$ ]]; then
+            name="${BASH_REMATCH[1]}"
+            # Letters and digits only: some secrets end up inside URLs.
+            value="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+            [[ $name == LITELLM_MASTER_KEY ]] && value="sk-$value"
+            echo "$name=$value"
+        else
+            echo "$line"
+        fi
+    done < "{{example}}" > "{{target}}.partial"
+    mv "{{target}}.partial" "{{target}}"
+    echo "just up: wrote {{target}} from {{example}} with generated secrets" >&2
 
 # Lint, type-check, then run every member's tests
 test: lint tools

@@ -19,7 +19,14 @@ from lgos_demos.stack.control import CONTROL_COMMANDS, run_control
 from lgos_demos.stack.gateway import ConfigError
 from lgos_demos.stack.preflight import configuration_problems
 from lgos_demos.stack.services import OPTIONAL, StackOptions, plan_stack, port_in_use
-from lgos_demos.stack.state import SYNC_RESULT, stack_state, state_file
+from lgos_demos.stack.state import (
+    SYNC_RESULT,
+    NotRunning,
+    is_stack_supervisor,
+    read_state,
+    stack_state,
+    state_file,
+)
 from lgos_demos.stack.supervisor import (
     Interrupted,
     Service,
@@ -124,6 +131,12 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(run_control(args))
     options, startup_timeout = _options(args)
     options.state_dir.mkdir(parents=True, exist_ok=True)
+    running = _running_supervisor(options.state_dir)
+    if running is not None:
+        sys.exit(
+            f"lgos-demo-stack: a stack already runs for {options.state_dir} "
+            f"(supervisor PID {running}): stop it first (`just down`)"
+        )
     try:
         plan = plan_stack(options)
     except ConfigError as exc:
@@ -145,6 +158,15 @@ def main(argv: list[str] | None = None) -> None:
             "lgos-demo-stack: cannot start:\n" + "\n".join(f"  - {p}" for p in problems)
         )
     _run(options, plan.services, plan.notes, startup_timeout)
+
+
+def _running_supervisor(state_dir: Path) -> int | None:
+    """The PID of a live stack recorded in this state folder, if any."""
+    try:
+        pid: int = read_state(state_dir)["pid"]
+    except NotRunning:
+        return None
+    return pid if is_stack_supervisor(pid) else None
 
 
 def _run(
@@ -188,7 +210,7 @@ def _sync_models(options: StackOptions, supervisor: Supervisor) -> None:
     """Re-run the model sync; if it succeeded, restart LiteLLM on its output.
 
     The outcome goes to ``{state_dir}/sync-models.json`` for the command that
-    asked (``lgos-demo-stack sync-models`` sends SIGHUP and waits for it)."""
+    asked (``lgos-demo-stack sync-models`` sends SIGUSR1 and waits for it)."""
     names = {child.service.name for child in supervisor.running}
     result: dict[str, object]
     if "LiteLLM" not in names:

@@ -7,7 +7,7 @@ by the PIDs recorded there, never by name:
   same path as Ctrl+C), and waits until every recorded PID is gone;
 - ``status`` probes every service's health URL (and PID);
 - ``logs [SERVICE] [-f]`` prints the logs with a service prefix per line;
-- ``sync-models`` sends SIGHUP: the supervisor re-runs the model sync and,
+- ``sync-models`` sends SIGUSR1: the supervisor re-runs the model sync and,
   if it succeeded, restarts LiteLLM only; the command prints the outcome.
 """
 
@@ -116,7 +116,7 @@ def sync_models(state_dir: Path, state: dict[str, Any], timeout: float) -> int:
     result_path = state_dir / SYNC_RESULT
     result_path.unlink(missing_ok=True)
     _out("Re-syncing LiteLLM's model list and restarting LiteLLM…")
-    os.kill(state["pid"], signal.SIGHUP)
+    os.kill(state["pid"], signal.SIGUSR1)
     deadline = time.monotonic() + timeout
     while not result_path.exists():
         if time.monotonic() > deadline or not pid_alive(state["pid"]):

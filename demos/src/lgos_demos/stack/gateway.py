@@ -106,11 +106,19 @@ def gateway_services(
     host: str,
     port: int,
     key: str,
+    api_key_env: str | None,
     after: tuple[str, ...],
 ) -> list[Service]:
-    """The model-sync one-shot (after ``after``) and LiteLLM (after the sync)."""
+    """The model-sync one-shot (after ``after``) and LiteLLM (after the sync).
+
+    ``api_key_env`` names the variable holding the demo API's key when it
+    wants one: the sync reads the catalog with it, and LiteLLM (which gets
+    the same environment) sends it with every request."""
     config = litellm_config(state_dir)
     seed_config(config)
+    deployment = f"main={MODEL_PREFIX},{api_base_url}"
+    if api_key_env:
+        deployment += f",{api_key_env}"
     sync = Service(
         name="model sync",
         argv=[
@@ -118,7 +126,7 @@ def gateway_services(
             "-m",
             "lgos_model_sync",
             f"--config={config}",
-            f"--deployment=main={MODEL_PREFIX},{api_base_url}",
+            f"--deployment={deployment}",
         ],
         port=None,
         url=f"(one-shot: writes {config} from {api_base_url}/models)",

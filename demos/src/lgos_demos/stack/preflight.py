@@ -11,18 +11,28 @@ import importlib.util
 from collections.abc import Mapping, Sequence
 
 import httpx
+from langgraph_openai_serve.openai.auth import ApiKeys
 from pydantic import ValidationError
 
 from lgos_demos.settings import DemoSettings
-from lgos_demos.stack.services import StackOptions
+from lgos_demos.stack.services import DEMO_API_KEY_ENV, StackOptions
 from lgos_demos.stack.supervisor import Service
 
 _INSTALL = {
     "LiteLLM": "bash scripts/install-litellm.sh",
     "Open WebUI": "bash scripts/install-open-webui.sh",
 }
-_MODULES = {"model sync": "lgos_model_sync", "Chainlit": "lgos_chainlit"}
-_LEAVE_OUT = {"LiteLLM": "litellm", "Open WebUI": "open-webui", "Chainlit": "chainlit"}
+_MODULES = {
+    "model sync": "lgos_model_sync",
+    "Chainlit": "lgos_chainlit",
+    "Open WebUI functions": "lgos_open_webui",
+}
+_LEAVE_OUT = {
+    "LiteLLM": "litellm",
+    "Open WebUI": "open-webui",
+    "Open WebUI functions": "open-webui",
+    "Chainlit": "chainlit",
+}
 
 
 def configuration_problems(
@@ -36,7 +46,11 @@ def configuration_problems(
     problems = _demo_settings_problems(environ)
     if not problems and environ.get("DEMO_MODEL_BASE_URL"):
         problems += _model_provider_problems(environ, timeout)
+    if not problems and environ.get("DEMO_FILES_URL"):
+        problems += _files_key_problems(environ, timeout)
     names = {service.name for service in services}
+    if "LiteLLM" in names and environ.get("LGOS_API_KEYS"):
+        problems += _demo_api_key_problems(environ)
     binaries = {
         "LiteLLM": options.litellm_bin,
         "Open WebUI": options.open_webui_bin,
@@ -95,5 +109,47 @@ def _model_provider_problems(environ: Mapping[str, str], timeout: float) -> list
         return [
             f"DEMO_MODEL_BASE_URL={url} wants an API key "
             f"({response.status_code}): set DEMO_MODEL_API_KEY"
+        ]
+    return []
+
+
+def _files_key_problems(environ: Mapping[str, str], timeout: float) -> list[str]:
+    """A configured Files API that answers must accept DEMO_FILES_API_KEY.
+
+    One that does not answer is only a warning's worth: the graphs that
+    store files fail, the rest work (the stack starts)."""
+    url = environ["DEMO_FILES_URL"].rstrip("/")
+    key = environ.get("DEMO_FILES_API_KEY")
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    try:
+        response = httpx.get(f"{url}/files", headers=headers, timeout=timeout)
+    except httpx.HTTPError:
+        return []
+    if response.status_code in (401, 403):
+        what = "refused DEMO_FILES_API_KEY" if key else "wants an API key"
+        return [
+            f"DEMO_FILES_URL={url} {what} ({response.status_code}): "
+            "set DEMO_FILES_API_KEY to a key it accepts"
+        ]
+    return []
+
+
+def _demo_api_key_problems(environ: Mapping[str, str]) -> list[str]:
+    """With LGOS_API_KEYS the demo API wants a key from the sync and LiteLLM."""
+    try:
+        keys = ApiKeys.parse(environ["LGOS_API_KEYS"])
+    except ValueError as exc:
+        return [f"LGOS_API_KEYS: {exc}"]
+    key = environ.get(DEMO_API_KEY_ENV)
+    if not key:
+        return [
+            "LGOS_API_KEYS protects the demo API: set "
+            f"{DEMO_API_KEY_ENV} to one of its keys (the model sync and LiteLLM "
+            "send it), or unset LGOS_API_KEYS"
+        ]
+    if keys.principal_for(key) is None:
+        return [
+            f"{DEMO_API_KEY_ENV} is not one of LGOS_API_KEYS: set it to a key "
+            "the demo API accepts"
         ]
     return []

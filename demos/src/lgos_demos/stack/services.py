@@ -11,7 +11,8 @@
     demo API     python -m lgos_demos             (after the setup; told where
                                                    the others are)
     model sync, LiteLLM   see gateway.py          (after the demo API)
-    Chainlit, Open WebUI  see webuis.py           (after LiteLLM)
+    Chainlit, Open WebUI  see webuis.py           (after LiteLLM; then the
+                                                   Open WebUI functions one-shot)
 
 ``without`` leaves out LiteLLM (and with it the model sync and both UIs),
 Chainlit or Open WebUI.
@@ -56,6 +57,8 @@ from lgos_demos.stack.webuis import (
     open_webui_services,
 )
 
+DEMO_API_KEY_ENV = "LGOS_API_KEY"
+"""The demo API's key for the model sync and LiteLLM when LGOS_API_KEYS is set."""
 __all__ = ["StackOptions", "StackPlan", "free_ports", "plan_stack", "port_in_use"]
 OPTIONAL = ("litellm", "chainlit", "open-webui")
 """What ``StackOptions.without`` may name."""
@@ -225,9 +228,13 @@ def _front_services(
         host=options.host,
         port=options.litellm_port,
         key=key,
+        # The demo API reads LGOS_API_KEYS: then LGOS_API_KEY is what to send.
+        api_key_env=DEMO_API_KEY_ENV if environ.get("LGOS_API_KEYS") else None,
         after=("demo API",),
     )
     gateway_url = f"http://{reachable(options.host)}:{options.litellm_port}/v1"
+    files_url = api_env.get("DEMO_FILES_URL") or environ.get("DEMO_FILES_URL")
+    files_key = environ.get("DEMO_FILES_API_KEY", DEFAULT_FILES_API_KEY)
     if "chainlit" in options.without:
         notes.append("Chainlit left out (--without)")
     else:
@@ -238,10 +245,8 @@ def _front_services(
                 port=options.chainlit_port,
                 gateway_url=gateway_url,
                 gateway_key=key,
-                files_url=api_env.get("DEMO_FILES_URL")
-                or environ.get("DEMO_FILES_URL"),
-                files_key=api_env.get("DEMO_FILES_API_KEY")
-                or environ.get("DEMO_FILES_API_KEY"),
+                files_url=files_url,
+                files_key=files_key,
                 after=("LiteLLM",),
             )
         )
@@ -255,6 +260,8 @@ def _front_services(
             port=options.open_webui_port,
             gateway_url=gateway_url,
             gateway_key=key,
+            files_url=files_url,
+            files_key=files_key,
             after=("LiteLLM",),
         )
     return services

@@ -13,11 +13,12 @@
 
 Service names (the keys) are the banner's: "demo model", "search",
 "SeaweedFS", "Files API", "PostgreSQL", "database setup", "demo API",
-"background worker", "model sync", "LiteLLM", "Chainlit", "Open WebUI"
-(those that run). ``health`` is null for services without an HTTP check;
-``litellm_master_key_file`` is null when LITELLM_MASTER_KEY came from the
-environment (the key itself is never written here). The file exists only
-while the stack runs; it is rewritten when a service restarts.
+"background worker", "model sync", "LiteLLM", "Chainlit", "Open WebUI",
+"Open WebUI functions" (those that run). ``health`` is null for services
+without an HTTP check; ``litellm_master_key_file`` is null when
+LITELLM_MASTER_KEY came from the environment (the key itself is never
+written here). The file exists only while the stack runs; it is rewritten
+when a service restarts.
 """
 
 from __future__ import annotations

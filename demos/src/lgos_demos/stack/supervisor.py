@@ -280,13 +280,14 @@ def _tail(child: Running, lines: int = 15) -> str:
 
 
 class StopSignals:
-    """SIGINT and SIGTERM raise ``Interrupted`` once, while armed.
+    """SIGINT, SIGTERM and SIGHUP raise ``Interrupted`` once, while armed.
 
     After the first signal, or once ``disarm()`` is called (the stack is
     stopping), further signals are ignored: a second Ctrl+C, or the same
     signal forwarded by ``uv`` and ``just``, cannot cut a stop short.
-    SIGHUP only sets ``reload_requested`` (``lgos-demo-stack sync-models``
-    sends it); the caller clears it when done.
+    SIGHUP (the terminal closed) stops the stack like Ctrl+C. SIGUSR1 only
+    sets ``reload_requested`` (``lgos-demo-stack sync-models`` sends it); the
+    caller clears it when done.
     """
 
     def __init__(self) -> None:
@@ -298,9 +299,9 @@ class StopSignals:
         self.armed = False
 
     def __enter__(self) -> StopSignals:
-        for number in (signal.SIGINT, signal.SIGTERM):
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             self._previous[number] = signal.signal(number, self._handle)
-        self._previous[signal.SIGHUP] = signal.signal(signal.SIGHUP, self._reload)
+        self._previous[signal.SIGUSR1] = signal.signal(signal.SIGUSR1, self._reload)
         return self
 
     def __exit__(self, *exc: object) -> None:

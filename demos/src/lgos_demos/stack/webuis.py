@@ -4,6 +4,9 @@
                  files through the Files API; home in {state_dir}/chainlit)
     Open WebUI   .tools/open-webui/bin/open-webui serve (offline settings,
                  data in {state_dir}/open-webui)
+    Open WebUI functions  python -m lgos_open_webui (one-shot, once Open WebUI
+                 is healthy: installs the LGOS Functions, valves set to
+                 LiteLLM and the Files API)
 
 Open WebUI runs with persistent config off, so what is set here wins over
 anything saved in its database; login is off (a local demo), and title, tag
@@ -89,13 +92,11 @@ def open_webui_services(
     port: int,
     gateway_url: str,
     gateway_key: str,
+    files_url: str | None,
+    files_key: str | None,
     after: tuple[str, ...],
 ) -> list[Service]:
-    """Open WebUI against LiteLLM.
-
-    A list so that what configures it once it runs (e.g. a one-shot that
-    installs the LGOS Function, ``after=("Open WebUI",)``) joins it here.
-    """
+    """Open WebUI against LiteLLM, then the one-shot installing LGOS's Functions."""
     data = state_dir / "open-webui"
     data.mkdir(parents=True, exist_ok=True)
     base = f"http://{reachable(host)}:{port}"
@@ -117,4 +118,21 @@ def open_webui_services(
         },
         after=after,
     )
-    return [open_webui]
+    functions_env = {
+        "LGOS_OPEN_WEBUI_GATEWAY_URL": gateway_url,
+        "LGOS_OPEN_WEBUI_GATEWAY_KEY": gateway_key,
+    }
+    if files_url:
+        functions_env["LGOS_OPEN_WEBUI_FILES_URL"] = files_url
+        functions_env["LGOS_OPEN_WEBUI_FILES_KEY"] = files_key or "no-key"
+    functions = Service(
+        name="Open WebUI functions",
+        # With WEBUI_AUTH=False it signs in as Open WebUI's no-auth admin.
+        argv=[sys.executable, "-m", "lgos_open_webui", f"--url={base}"],
+        port=None,
+        url="(one-shot: installs the LGOS Functions into Open WebUI)",
+        env=functions_env,
+        after=(open_webui.name,),
+        oneshot=True,
+    )
+    return [open_webui, functions]

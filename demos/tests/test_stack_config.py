@@ -1,0 +1,369 @@
+"""Fast checks of the stack's plan, its start-up checks and its supervisor.
+
+No LiteLLM or Open WebUI starts here: bad configuration must stop
+``lgos-demo-stack`` before anything starts, and the supervisor's rerun and
+restart are exercised on tiny child processes.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from demo_support import alive, clean_env
+from lgos_demos.stack.gateway import ConfigError, master_key
+from lgos_demos.stack.preflight import configuration_problems
+from lgos_demos.stack.services import StackOptions, free_ports, plan_stack
+from lgos_demos.stack.supervisor import Service, StackError, Supervisor
+
+
+def run_stack(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``lgos-demo-stack`` on free ports; expected to stop before starting."""
+    environ = clean_env(**env)
+    if "LITELLM_MASTER_KEY" not in env:
+        environ.pop("LITELLM_MASTER_KEY", None)
+    ports = free_ports(9)
+    flags = [
+        "--port",
+        "--model-port",
+        "--search-port",
+        "--files-port",
+        "--s3-port",
+        "--postgres-port",
+        "--litellm-port",
+        "--chainlit-port",
+        "--open-webui-port",
+    ]
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lgos_demos.stack",
+            *(f"{flag}={port}" for flag, port in zip(flags, ports, strict=True)),
+            *args,
+        ],
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.fixture
+def refusing_provider() -> Iterator[str]:
+    """An OpenAI-compatible base URL that answers 401 without a valid key."""
+
+    class Refuse(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            accepted = self.headers.get("Authorization") == "Bearer sk-right"
+            self.send_response(200 if accepted else 401)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"object": "list", "data": []}')
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Refuse)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_an_unreachable_model_provider_stops_the_stack_before_anything_starts(
+    tmp_path,
+):
+    url = f"http://127.0.0.1:{free_ports(1)[0]}/v1"
+
+    result = run_stack(f"--state-dir={tmp_path}", DEMO_MODEL_BASE_URL=url)
+
+    assert result.returncode != 0
+    assert f"DEMO_MODEL_BASE_URL={url} does not answer" in result.stderr
+    assert "unset it to start the offline demo model" in result.stderr
+    assert not (tmp_path / "logs").exists()
+    assert not (tmp_path / "stack.json").exists()
+
+
+def test_a_provider_that_wants_a_key_asks_for_demo_model_api_key(
+    tmp_path, refusing_provider
+):
+    options = StackOptions(state_dir=tmp_path, without=frozenset({"litellm"}))
+    without_key = {"DEMO_MODEL_BASE_URL": refusing_provider}
+    wrong_key = without_key | {"DEMO_MODEL_API_KEY": "sk-wrong"}
+    right_key = without_key | {"DEMO_MODEL_API_KEY": "sk-right"}
+
+    def problems(environ: dict[str, str]) -> list[str]:
+        return configuration_problems(
+            options, plan_stack(options, environ).services, environ
+        )
+
+    assert problems(without_key) == [
+        f"DEMO_MODEL_BASE_URL={refusing_provider} wants an API key (401): "
+        "set DEMO_MODEL_API_KEY"
+    ]
+    assert "refused DEMO_MODEL_API_KEY" in problems(wrong_key)[0]
+    assert problems(right_key) == []
+
+
+def test_a_files_api_that_wants_a_key_asks_for_demo_files_api_key(
+    tmp_path, refusing_provider
+):
+    options = StackOptions(state_dir=tmp_path, without=frozenset({"litellm"}))
+    environ = {"DEMO_FILES_URL": refusing_provider}
+
+    problems = configuration_problems(
+        options, plan_stack(options, environ).services, environ
+    )
+
+    assert problems == [
+        f"DEMO_FILES_URL={refusing_provider} wants an API key (401): "
+        "set DEMO_FILES_API_KEY to a key it accepts"
+    ]
+
+
+def test_a_demo_api_behind_keys_needs_the_key_litellm_sends(tmp_path):
+    options = StackOptions(state_dir=tmp_path)
+    protected = {"LGOS_API_KEYS": "sk-alpha,sk-beta"}
+
+    def problems(environ: dict[str, str]) -> list[str]:
+        services = plan_stack(options, environ).services
+        return [
+            p
+            for p in configuration_problems(options, services, environ)
+            if "LGOS_API_KEY" in p
+        ]
+
+    services = {s.name: s for s in plan_stack(options, protected).services}
+    assert problems(protected) == [
+        "LGOS_API_KEYS protects the demo API: set LGOS_API_KEY to one of its "
+        "keys (the model sync and LiteLLM send it), or unset LGOS_API_KEYS"
+    ]
+    assert problems(protected | {"LGOS_API_KEY": "sk-gamma"}) == [
+        "LGOS_API_KEY is not one of LGOS_API_KEYS: set it to a key the demo API accepts"
+    ]
+    assert problems(protected | {"LGOS_API_KEY": "sk-beta"}) == []
+    assert services["model sync"].argv[-1].endswith("/v1,LGOS_API_KEY")
+
+
+def test_a_malformed_demo_setting_is_named(tmp_path):
+    result = run_stack(
+        f"--state-dir={tmp_path}", "--without=litellm", DEMO_SEARCH_URL="search.local"
+    )
+
+    assert result.returncode != 0
+    assert "DEMO_SEARCH_URL" in result.stderr
+    assert "http:// or https://" in result.stderr
+
+
+def test_a_master_key_litellm_would_not_accept_says_what_to_set(tmp_path):
+    result = run_stack(f"--state-dir={tmp_path}", LITELLM_MASTER_KEY="letmein")
+
+    assert result.returncode != 0
+    assert "LITELLM_MASTER_KEY must start with 'sk-'" in result.stderr
+    assert str(tmp_path / "litellm" / "master-key") in result.stderr
+
+
+def test_the_master_key_is_generated_once_unless_configured(tmp_path):
+    first = master_key(tmp_path, {})
+    again = master_key(tmp_path, {})
+    configured = master_key(tmp_path, {"LITELLM_MASTER_KEY": "sk-from-the-env"})
+
+    assert first == again
+    assert first.startswith("sk-")
+    assert (tmp_path / "litellm" / "master-key").stat().st_mode & 0o077 == 0
+    assert configured == "sk-from-the-env"
+    with pytest.raises(ConfigError):
+        master_key(tmp_path, {"LITELLM_MASTER_KEY": "no-prefix"})
+
+
+def test_missing_tool_environments_say_which_script_to_run(tmp_path):
+    options = StackOptions(state_dir=tmp_path, tools_dir=tmp_path / "no-tools")
+    services = plan_stack(options, {}).services
+
+    problems = configuration_problems(options, services, {})
+
+    assert len(problems) == 2
+    assert "LiteLLM is not installed" in problems[0]
+    assert "`bash scripts/install-litellm.sh`" in problems[0]
+    assert "--without open-webui" in problems[1]
+    assert "`bash scripts/install-open-webui.sh`" in problems[1]
+
+
+def test_a_busy_litellm_port_names_the_service_and_the_flag_that_moves_it(tmp_path):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = run_stack(f"--state-dir={tmp_path}", f"--litellm-port={port}")
+
+    assert result.returncode != 0
+    assert f"LiteLLM (port {port}; --litellm-port moves it)" in result.stderr
+
+
+def test_both_uis_are_routed_through_litellm_after_the_model_sync(tmp_path):
+    options = StackOptions(
+        state_dir=tmp_path, port=1, litellm_port=2, chainlit_port=3, files_port=4
+    )
+    services = {s.name: s for s in plan_stack(options, {}).services}
+    key = master_key(tmp_path, {})
+
+    sync, litellm = services["model sync"], services["LiteLLM"]
+    chainlit, webui = services["Chainlit"], services["Open WebUI"]
+    assert sync.oneshot
+    assert sync.after == ("demo API",)
+    assert "--deployment=main=lgos,http://127.0.0.1:1/v1" in sync.argv
+    assert f"--config={tmp_path / 'litellm' / 'config.yaml'}" in sync.argv
+    assert litellm.after == ("model sync",)
+    assert litellm.env["LITELLM_MASTER_KEY"] == key
+    assert litellm.env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
+    assert chainlit.after == webui.after == ("LiteLLM",)
+    assert chainlit.env["LGOS_CHAINLIT_GATEWAY_URL"] == "http://127.0.0.1:2/v1"
+    assert chainlit.env["LGOS_CHAINLIT_GATEWAY_KEY"] == key
+    assert chainlit.env["LGOS_CHAINLIT_FILES_URL"] == "http://127.0.0.1:4/v1"
+    assert webui.env["OPENAI_API_BASE_URL"] == "http://127.0.0.1:2/v1"
+    assert webui.env["OPENAI_API_KEY"] == key
+    assert webui.env["RAG_EMBEDDING_ENGINE"] == "openai"
+    assert webui.env["ENABLE_PERSISTENT_CONFIG"] == "False"
+    assert webui.env["WEBUI_AUTH"] == "False"
+    assert webui.env["DATA_DIR"] == str(tmp_path / "open-webui")
+    functions = services["Open WebUI functions"]
+    assert functions.oneshot
+    assert functions.after == ("Open WebUI",)
+    assert functions.env["LGOS_OPEN_WEBUI_GATEWAY_URL"] == "http://127.0.0.1:2/v1"
+    assert functions.env["LGOS_OPEN_WEBUI_FILES_URL"] == "http://127.0.0.1:4/v1"
+
+
+def test_without_litellm_the_sync_and_both_uis_are_left_out(tmp_path):
+    options = StackOptions(state_dir=tmp_path, without=frozenset({"litellm"}))
+
+    names = {s.name for s in plan_stack(options, {}).services}
+
+    assert not names & {
+        "model sync",
+        "LiteLLM",
+        "Chainlit",
+        "Open WebUI",
+        "Open WebUI functions",
+    }
+    assert "demo API" in names
+
+
+# ------------------------------------------------------------- supervisor
+
+
+def _http_server(port: int) -> Service:
+    return Service(
+        name="web",
+        argv=[sys.executable, "-m", "http.server", str(port), "--bind=127.0.0.1"],
+        port=port,
+        url=f"http://127.0.0.1:{port}",
+        health_url=f"http://127.0.0.1:{port}/",
+        env={"PYTHONUNBUFFERED": "1"},
+    )
+
+
+def _counter(path: Path, *, fail: Path) -> Service:
+    """A one-shot that appends a line to ``path``; fails once ``fail`` exists."""
+    script = (
+        "import pathlib, sys\n"
+        f"if pathlib.Path({str(fail)!r}).exists(): sys.exit('the catalog is gone')\n"
+        f"with open({str(path)!r}, 'a') as out: out.write('run\\n')\n"
+    )
+    return Service(
+        name="sync",
+        argv=[sys.executable, "-c", script],
+        port=None,
+        url="(one-shot)",
+        oneshot=True,
+    )
+
+
+def test_rerun_and_restart_replace_only_the_named_children(tmp_path):
+    runs, fail = tmp_path / "runs", tmp_path / "fail"
+    web = _http_server(free_ports(1)[0])
+    supervisor = Supervisor(
+        [_counter(runs, fail=fail), web], tmp_path / "logs", startup_timeout=30
+    )
+    try:
+        supervisor.start()
+        before = supervisor.pids()
+        supervisor.rerun("sync")
+        supervisor.restart("web")
+        after = supervisor.pids()
+        fail.touch()
+        with pytest.raises(StackError, match="the catalog is gone"):
+            supervisor.rerun("sync")
+    finally:
+        supervisor.stop()
+
+    assert runs.read_text() == "run\nrun\n"
+    assert after["web"] != before["web"]
+    assert not alive(before["web"])
+    assert not alive(after["web"])
+    # The restarted server's log follows the first one's.
+    assert (tmp_path / "logs" / "web.log").read_text().count("Serving HTTP") == 2
+
+
+# ------------------------------------------------------------- stack.json
+
+
+def test_a_second_stack_on_the_same_state_folder_is_refused(tmp_path):
+    # Stands in for a running supervisor: its command line names the stack.
+    sleeper = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(60)", "lgos_demos.stack"]
+    )
+    try:
+        (tmp_path / "stack.json").write_text(
+            json.dumps({"pid": sleeper.pid, "services": {}})
+        )
+        result = run_stack(f"--state-dir={tmp_path}", "--without=litellm")
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+    assert result.returncode != 0
+    assert f"a stack already runs for {tmp_path} (supervisor PID {sleeper.pid})" in (
+        result.stderr
+    )
+
+
+def test_down_on_a_stack_that_is_gone_says_so(tmp_path):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    (tmp_path / "stack.json").write_text(json.dumps({"pid": gone.pid, "services": {}}))
+
+    result = subprocess.run(
+        [sys.executable, "-m", "lgos_demos.stack", "down", f"--state-dir={tmp_path}"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    nothing = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lgos_demos.stack",
+            "status",
+            f"--state-dir={tmp_path / 'x'}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+    assert result.returncode == 1
+    assert f"supervisor PID {gone.pid} is not running" in result.stderr
+    assert nothing.returncode == 1
+    assert "no native stack is running" in nothing.stderr
+    assert "just up native" in nothing.stderr

@@ -1,0 +1,241 @@
+"""The whole native stack, as ``just up native`` starts it, once for this module.
+
+``lgos-demo-stack`` runs as a subprocess on free ports in a temp state folder,
+with LiteLLM and Open WebUI from their tool environments (``.tools``). The
+tests reach every service over HTTP with real clients, re-sync LiteLLM's
+model list, and finally stop the stack with ``lgos-demo-stack down`` and look
+for any process it left behind, by the PIDs (and process sessions) it
+recorded. Starting takes about a minute (Open WebUI ~30 s, LiteLLM ~16 s,
+slower on a busy machine); the module's tests share one start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+from demo_support import (
+    Stack,
+    alive,
+    clean_env,
+    postgres_dir,
+    start_stack,
+    stop_stack_process,
+)
+from lgos_demos.settings import DEFAULT_FILES_API_KEY
+from openai import OpenAI
+
+pytestmark = pytest.mark.timeout(480)
+
+TOOLS = Path(__file__).resolve().parents[2] / ".tools"
+EVERY_SERVICE = {
+    "demo model",
+    "search",
+    "SeaweedFS",
+    "Files API",
+    "PostgreSQL",
+    "database setup",
+    "demo API",
+    "background worker",
+    "model sync",
+    "LiteLLM",
+    "Chainlit",
+    "Open WebUI",
+    "Open WebUI functions",
+}
+
+
+def control(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
+    """``lgos-demo-stack <command> --state-dir`` for this stack."""
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lgos_demos.stack",
+            *args,
+            f"--state-dir={stack.state_dir}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def recorded_pids(stack: Stack) -> dict[str, int]:
+    state = json.loads((stack.state_dir / "stack.json").read_text())
+    return {name: s["pid"] for name, s in state["services"].items()}
+
+
+def sessions_alive(session_ids: set[int]) -> list[str]:
+    """Processes still in a session a recorded child led (its own descendants)."""
+    left = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        state, session = fields[0], int(fields[3])
+        if session in session_ids and state != "Z":
+            left.append(f"{stat.parent.name} (session {session})")
+    return left
+
+
+@pytest.fixture(scope="module")
+def full_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    for tool in ("litellm", "open-webui"):
+        if not (TOOLS / tool / "bin" / tool).is_file():
+            pytest.fail(
+                f"{tool}'s tool environment is missing under {TOOLS}: "
+                f"run `bash scripts/install-{tool}.sh` (or `just tools`)"
+            )
+    env = clean_env()
+    env.pop("LITELLM_MASTER_KEY", None)
+    postgres = postgres_dir()
+    running = start_stack(
+        tmp_path_factory.mktemp("full-stack"),
+        env=env,
+        postgres=postgres,
+        without=(),
+        startup_seconds=360,
+    )
+    try:
+        yield running
+    finally:
+        # Normally `down` already stopped it (test_down_...); this is the net.
+        stop_stack_process(running.process, running.pids)
+        shutil.rmtree(postgres, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def litellm(full_stack: Stack) -> Iterator[OpenAI]:
+    """The official SDK against LiteLLM, with the key the stack generated."""
+    state = json.loads((full_stack.state_dir / "stack.json").read_text())
+    key = Path(state["litellm_master_key_file"]).read_text().strip()
+    with OpenAI(
+        base_url=full_stack.urls["LiteLLM"], api_key=key, max_retries=0, timeout=60
+    ) as client:
+        yield client
+
+
+def test_every_service_of_the_stack_answers_its_health_check(full_stack):
+    state = json.loads((full_stack.state_dir / "stack.json").read_text())
+    status = control(full_stack, "status")
+
+    assert set(state["services"]) == EVERY_SERVICE
+    assert status.returncode == 0, status.stdout + status.stderr
+    with httpx.Client(timeout=10) as http:
+        for name, service in state["services"].items():
+            if service["health"]:
+                answer = http.get(service["health"])
+                # SeaweedFS's S3 refuses anonymous requests: a 403 is alive.
+                assert answer.status_code < 500, name
+                if name != "SeaweedFS":
+                    assert answer.status_code == 200, name
+            elif not service["oneshot"]:
+                assert alive(service["pid"]), name
+
+
+def test_a_chat_reaches_a_demo_graph_through_litellm(litellm):
+    ids = {model.id for model in litellm.models.list()}
+    reply = litellm.chat.completions.create(
+        model="lgos/simple",
+        messages=[{"role": "user", "content": "hello through the gateway"}],
+    )
+
+    assert {"lgos/simple", "lgos/citations", "lgos/interrupts"} <= ids
+    assert "hello through the gateway" in (reply.choices[0].message.content or "")
+
+
+def test_a_file_round_trips_through_the_files_api(full_stack):
+    with OpenAI(
+        base_url=full_stack.files_url,
+        api_key=DEFAULT_FILES_API_KEY,
+        max_retries=0,
+        timeout=30,
+    ) as files:
+        stored = files.files.create(
+            file=("notes.txt", b"kept by the stack\n", "text/plain"),
+            purpose="user_data",
+        )
+        content = files.files.content(stored.id).read()
+
+    assert stored.filename == "notes.txt"
+    assert content == b"kept by the stack\n"
+
+
+def test_both_uis_list_the_graphs_from_litellm_and_open_webui_has_lgos_functions(
+    full_stack,
+):
+    with httpx.Client(timeout=30) as http:
+        chainlit = http.get(f"{full_stack.urls['Chainlit']}/project/settings").json()
+        webui = full_stack.urls["Open WebUI"]
+        # With WEBUI_AUTH=False, signing in with no credentials gives the admin.
+        token = http.post(
+            f"{webui}/api/v1/auths/signin", json={"email": "", "password": ""}
+        ).json()["token"]
+        admin = {"Authorization": f"Bearer {token}"}
+        models = http.get(f"{webui}/api/models", headers=admin).json()["data"]
+        functions = http.get(f"{webui}/api/v1/functions/", headers=admin).json()
+
+    assert "lgos/simple" in {p["name"] for p in chainlit["chatProfiles"]}
+    assert "lgos/simple" in {m["id"] for m in models}
+    # Installed by the "Open WebUI functions" one-shot, and switched on.
+    assert {f["id"]: f["is_active"] for f in functions}.get("lgos_responses")
+
+
+def test_sync_models_rewrites_litellm_s_list_and_restarts_litellm_only(
+    full_stack, litellm
+):
+    config = full_stack.state_dir / "litellm" / "config.yaml"
+    document = yaml.safe_load(config.read_text())
+    simple = next(e for e in document["model_list"] if e["model_name"] == "lgos/simple")
+    # A stale file: a graph LGOS no longer has (owned by the sync), one it
+    # does have missing, and a model a person added by hand.
+    retired = json.loads(json.dumps(simple)) | {"model_name": "lgos/retired"}
+    by_hand = {
+        "model_name": "handwritten/simple",
+        "litellm_params": simple["litellm_params"],
+    }
+    document["model_list"] = [
+        e for e in document["model_list"] if e["model_name"] != "lgos/simple"
+    ] + [retired, by_hand]
+    config.write_text(yaml.safe_dump(document, sort_keys=False))
+    before = recorded_pids(full_stack)
+
+    result = control(full_stack, "sync-models")
+
+    after = recorded_pids(full_stack)
+    served = {model.id for model in litellm.models.list()}
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "LiteLLM now serves:" in result.stdout
+    assert after["LiteLLM"] != before["LiteLLM"]
+    assert not alive(before["LiteLLM"])
+    unchanged = {n for n in before if n not in ("LiteLLM", "model sync")}
+    assert {n: after[n] for n in unchanged} == {n: before[n] for n in unchanged}
+    assert "lgos/simple" in served
+    assert "handwritten/simple" in served  # LiteLLM reloaded the file
+    assert "lgos/retired" not in served
+    assert "lgos/retired" not in config.read_text()
+
+
+def test_down_stops_every_process_the_stack_started(full_stack):
+    pids = recorded_pids(full_stack) | full_stack.pids
+    supervisor = full_stack.process.pid
+
+    result = control(full_stack, "down")
+    full_stack.process.wait(timeout=60)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert full_stack.process.returncode == 0
+    assert not [name for name, pid in pids.items() if alive(pid)]
+    assert not sessions_alive(set(pids.values()) | {supervisor})
+    assert not (full_stack.state_dir / "stack.json").exists()
+    assert os.path.exists(full_stack.state_dir / "logs" / "open-webui.log")
