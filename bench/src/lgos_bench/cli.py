@@ -4,6 +4,7 @@ lgos-bench                 full run (a few minutes)
 lgos-bench --quick         one concurrency, few requests (under a minute)
 lgos-bench --profile       full run, then py-spy where LGOS missed a target
 lgos-bench profile responses/stream/plain/c8
+lgos-bench instructions    instructions per request under callgrind, both apps
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from lgos_bench import report
+from lgos_bench.instructions import count_all
+from lgos_bench.instructions import markdown as instructions_markdown
 from lgos_bench.procstat import available_cores
 from lgos_bench.profile import compare_markdown, profile_server
 from lgos_bench.scenarios import FULL, QUICK, Api, Plan, Scenario
@@ -25,6 +28,7 @@ from lgos_bench.suite import RunConfig, run_suite
 from lgos_bench.workload import DEFAULT_TOKENS, Workload
 
 PROFILE_SECONDS = 8.0
+INSTRUCTION_REQUESTS = 200
 
 
 def say(text: str) -> None:
@@ -95,6 +99,16 @@ def profile_pair(key: str, config: RunConfig) -> dict[str, Any]:
     }
 
 
+def _instructions(requests: int) -> int:
+    say(f"callgrind: {requests} in-process requests per app and scenario")
+    try:
+        counts = count_all(requests, say)
+    except RuntimeError as exc:
+        raise SystemExit(f"lgos-bench instructions: {exc}") from None
+    say("\n" + instructions_markdown(counts))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     placement = Placement.split(available_cores())
@@ -106,6 +120,8 @@ def main(argv: list[str] | None = None) -> int:
         placement=placement,
         mode="quick" if args.quick else "full",
     )
+    if args.scenario[:1] == ["instructions"]:
+        return _instructions(args.requests or INSTRUCTION_REQUESTS)
     if args.scenario:
         if args.scenario[0] != "profile" or len(args.scenario) < 2:
             raise SystemExit("usage: lgos-bench profile KEY [KEY...]")

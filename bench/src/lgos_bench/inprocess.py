@@ -51,7 +51,7 @@ async def _invoke_once(graph: AnyGraph) -> None:
     await graph.ainvoke(_inputs())
 
 
-async def _call_app(app: FastAPI, request: Target) -> None:
+async def call_app(app: FastAPI, request: Target) -> None:
     """One request straight into the ASGI app; fails unless it succeeded."""
     body = request.body
     scope = {
@@ -144,7 +144,7 @@ async def _apps(workload: Workload, runs: int) -> dict[str, Any]:
                     mode = "stream" if stream else "json"
                     key = f"{api}/{mode}/{model.removeprefix('bench-')}"
                     calls = {
-                        kind: partial(_call_app, app, request)
+                        kind: partial(call_app, app, request)
                         for kind, app in apps.items()
                     }
                     row: dict[str, Any] = await _timed_many(calls, n)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
 from types import ModuleType
@@ -49,6 +51,28 @@ async def test_docs_are_off_by_default_and_opt_in():
     assert (await _get(hidden.app, "/v1/openapi.json")).status_code == 404
     assert (await _get(shown.app, "/v1/openapi.json")).status_code == 200
     assert (await _get(shown.app, "/v1/docs")).status_code == 200
+
+
+async def test_docs_describe_the_json_bodies_of_chat_and_responses():
+    shown = _server(OPENAI_API_DOCS_ENABLED=True).bind_openai_api()
+
+    document = (await _get(shown.app, "/v1/openapi.json")).json()
+    components = document["components"]["schemas"]
+
+    def resolve(schema: dict) -> dict:
+        name = schema["$ref"].removeprefix("#/components/schemas/")
+        return components[name]
+
+    for path, field in (("/chat/completions", "messages"), ("/responses", "input")):
+        body = document["paths"][path]["post"]["requestBody"]
+        schema = resolve(body["content"]["application/json"]["schema"])
+        assert body["required"] is True
+        assert field in schema["properties"], path
+        assert "model" in schema["required"], path
+    # Every reference in the document resolves (no dangling $defs).
+    text = json.dumps(document)
+    for ref in set(re.findall(r'"\$ref": "([^"]+)"', text)):
+        assert ref.removeprefix("#/components/schemas/") in components, ref
 
 
 def test_environment_settings_are_read_when_the_server_is_built(monkeypatch):

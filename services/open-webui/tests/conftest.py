@@ -42,7 +42,7 @@ from owui_support import (
     seaweedfs,
 )
 
-GRAPHS = ("simple", "citations", "interrupts", "file-display")
+GRAPHS = ("simple", "citations", "interrupts", "file-display", "server-tools")
 
 
 @dataclass(frozen=True)

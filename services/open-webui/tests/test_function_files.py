@@ -12,7 +12,7 @@ import httpx
 import pytest
 from owui_support import UI_FILES_KEY, chat
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(300)]
 
 CSV = b"month,visitors,revenue\nJan,120,10.5\nFeb,340,22\nMar,95,17.25\n"
 SVG = "{http://www.w3.org/2000/svg}"

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 from owui_support import chat, user
 
-pytestmark = pytest.mark.anyio
+# The first test starts the session servers (LiteLLM alone takes 15-30 s).
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
 
 REQUEST = "Refund order 42, it arrived broken"
 

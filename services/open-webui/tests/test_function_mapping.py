@@ -17,12 +17,12 @@ def test_a_pause_written_into_a_message_is_found_again_and_hidden(fn):
     call = {"type": "function_call", "call_id": "call_1", "name": "lgos_interrupt"}
     call["arguments"] = json.dumps({"question": "Why?"})
     pending = fn.PendingInterrupt("resp_1", (call,))
-    text = "Let me ask." + fn.pending_marker(pending) + "\n*Waiting*"
+    text = "Let me ask." + fn.pending_marker(pending) + f"\n\n*{fn.WAITING}*\n"
 
     visible, found = fn.split_markers(text)
 
     assert found == pending
-    assert visible == "Let me ask.\n\n\n*Waiting*"
+    assert visible == "Let me ask."
 
 
 def test_a_resumed_pause_is_no_longer_pending(fn):

@@ -8,7 +8,8 @@ import json
 import pytest
 from owui_support import FUNCTION_FILE, chat, user
 
-pytestmark = pytest.mark.anyio
+# The first test starts the session servers (LiteLLM alone takes 15-30 s).
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
 
 QUESTION = "How do I upload files to the Files API?"
 
@@ -35,6 +36,7 @@ async def test_pipes_lists_every_lgos_graph_of_the_gateway(pipe):
         "lgos/citations",
         "lgos/interrupts",
         "lgos/file-display",
+        "lgos/server-tools",
     }
 
 
@@ -129,3 +131,38 @@ async def test_title_and_tag_tasks_never_run_a_graph(pipe, recorder):
 
     assert text == ""
     assert recorder.events == []
+
+
+TOOLS_QUESTION = (
+    "Which version of langgraph is installed? Also search for server tools."
+)
+
+
+async def test_advertised_server_tools_are_selected_and_run(pipe, recorder):
+    text = await chat(pipe, recorder, "lgos/server-tools", [user(TOOLS_QUESTION)])
+
+    statuses = recorder.statuses()
+    assert "Looking up the installed version of langgraph" in statuses
+    assert "Searching the web for “server tools”" in statuses
+    assert "package_version returned: langgraph" in text
+    assert recorder.of_type("source")  # the search results are cited
+
+
+async def test_the_server_tools_valve_narrows_the_selection(
+    pipe, function_module, recorder
+):
+    valves = function_module.Pipe.UserValves(
+        server_tools=json.dumps({"lgos/server-tools": ["package_version"]})
+    )
+
+    await chat(
+        pipe,
+        recorder,
+        "lgos/server-tools",
+        [user(TOOLS_QUESTION)],
+        __user__={"valves": valves},
+    )
+
+    statuses = recorder.statuses()
+    assert "Looking up the installed version of langgraph" in statuses
+    assert not any(s.startswith("Searching the web") for s in statuses)

@@ -13,6 +13,8 @@ from owui_support import LITELLM_MASTER_KEY, UI_FILES_KEY
 
 pytestmark = pytest.mark.timeout(300)
 
+CSV = b"month,visitors,revenue\nJan,120,10.5\nFeb,340,22\nMar,95,17.25\n"
+
 TINY_PIPE = (
     '"""\ntitle: {title}\n"""\n\n\n'
     "class Pipe:\n    def pipe(self, body):\n        return 'hi'\n"
@@ -257,3 +259,56 @@ def test_a_chat_through_the_installed_function_stores_status_sources_and_answer(
     assert statuses[0] == f"Searching the docs for “{question}”"
     assert message["statusHistory"][-1]["done"] is True
     assert message["sources"][0]["source"]["url"].startswith("http://127.0.0.1:")
+
+
+def test_an_attachment_in_open_webui_reaches_the_graph_and_the_chart_is_stored(
+    admin, installed
+):
+    uploaded = admin.http.post(
+        "/api/v1/files/",
+        params={"process": "false"},
+        files={"file": ("sales.csv", CSV, "text/csv")},
+    )
+    uploaded.raise_for_status()
+    file_id = uploaded.json()["id"]
+    reply_id = str(uuid.uuid4())
+    attached = [{"type": "file", "id": file_id, "name": "sales.csv"}]
+    body = {
+        "model": "lgos_responses.lgos/file-display",
+        "messages": [{"role": "user", "content": "Chart the revenue"}],
+        "files": attached,
+        "stream": True,
+        "parent_id": None,
+        "id": reply_id,
+        "user_message": {
+            "id": str(uuid.uuid4()),
+            "role": "user",
+            "content": "Chart the revenue",
+            "files": attached,
+        },
+    }
+
+    admin.http.post("/api/chat/completions", json=body).raise_for_status()
+    message = admin.stored_message(reply_id)
+
+    (chart,) = message["files"]
+    assert chart["type"] == "image"
+    assert chart["url"].startswith(("data:image/svg+xml;base64,", "/api/v1/files/"))
+    assert "*revenue by month* (sales-chart.svg)" in message["content"]
+
+
+def test_waiting_for_an_open_webui_that_never_comes_up_gives_up_clearly(sync_cli):
+    started = time.monotonic()
+
+    result = sync_cli("--url", "http://127.0.0.1:9", "--wait", "1.5")
+
+    assert result.code == 2
+    assert "http://127.0.0.1:9/health did not answer within 1.5 s" in result.err
+    assert 1.0 <= time.monotonic() - started < 10
+
+
+def test_waiting_for_a_running_open_webui_goes_straight_on(sync_cli, flags, installed):
+    result = sync_cli(*flags, "--wait", "60")
+
+    assert result.code == 0
+    assert result.out.strip().endswith("is up to date.")

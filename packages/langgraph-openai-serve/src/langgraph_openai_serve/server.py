@@ -24,10 +24,13 @@ from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.integrations.langfuse import require_langfuse
 from langgraph_openai_serve.openai import health
 from langgraph_openai_serve.openai.chat import routes as chat_routes
+from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
 from langgraph_openai_serve.openai.context import RequestContextMiddleware
 from langgraph_openai_serve.openai.errors import install_error_handlers
 from langgraph_openai_serve.openai.models import routes as model_routes
+from langgraph_openai_serve.openai.request_body import document_bodies
 from langgraph_openai_serve.openai.responses import routes as response_routes
+from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.state import (
     BackgroundRuntime,
     CheckpointScope,
@@ -121,6 +124,7 @@ class LanggraphOpenaiServe:
         openai_app.include_router(chat_routes.router)
         openai_app.include_router(response_routes.router)
         openai_app.include_router(health.router)
+        document_bodies(openai_app, ChatCompletionRequest, ResponseCreateRequest)
         self.app.router.routes.append(Mount(mount_at, app=openai_app, name="openai"))
         self._wrap_lifespan()
         self._openai_app = openai_app

@@ -20,6 +20,7 @@ from lgos_open_webui.openwebui import (
     NO_AUTH_PASSWORD,
     OpenWebUI,
     OpenWebUIError,
+    wait_until_healthy,
 )
 from lgos_open_webui.sync import apply, plan_sync
 
@@ -73,6 +74,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timeout", type=float, default=30.0, help="seconds per request (30)"
     )
+    parser.add_argument(
+        "--wait",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="first wait up to this long for Open WebUI's /health (0: do not wait)",
+    )
     return parser
 
 
@@ -114,6 +122,8 @@ def run(
     }
     try:
         with httpx.Client(timeout=args.timeout) as http:
+            if args.wait > 0:
+                wait_until_healthy(http, values["url"], args.wait)
             api = OpenWebUI(http, values["url"], _token(http, values))
             api.check_admin()
             plan = plan_sync(api, function_sources(), valves)

@@ -6,6 +6,7 @@ Only the routes the sync needs, each answer checked. Every failure is an
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx
@@ -26,6 +27,27 @@ def _detail(response: httpx.Response) -> str:
     except (ValueError, AttributeError):
         detail = None
     return str(detail) if detail else response.text[:300]
+
+
+def wait_until_healthy(
+    http: httpx.Client, base_url: str, seconds: float, pause: float = 1.0
+) -> None:
+    """Poll ``GET /health`` until it answers 200 or ``seconds`` passed
+    (Open WebUI takes 30-60 s to start)."""
+    url = base_url.rstrip("/") + "/health"
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if http.get(url).status_code == 200:
+                return
+            problem = "not healthy yet"
+        except httpx.HTTPError as exc:
+            problem = str(exc) or type(exc).__name__
+        if time.monotonic() + pause > deadline:
+            raise OpenWebUIError(
+                f"{url} did not answer within {seconds:g} s: {problem}"
+            )
+        time.sleep(pause)
 
 
 class OpenWebUI:

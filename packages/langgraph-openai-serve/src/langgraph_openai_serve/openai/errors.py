@@ -193,7 +193,7 @@ def _http_response(exc: HTTPException) -> Response:
 def _validation_response(exc: RequestValidationError) -> Response:
     errors = exc.errors()
     first = errors[0] if errors else {"type": "value_error", "loc": (), "msg": ""}
-    if first["type"] in {"json_invalid", "model_attributes_type"} or (
+    if first["type"] in {"json_invalid", "model_attributes_type", "model_type"} or (
         first["type"] == "missing" and tuple(first["loc"]) == ("body",)
     ):
         return error_response(

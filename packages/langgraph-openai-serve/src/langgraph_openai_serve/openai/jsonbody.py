@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic_core import to_json
 from starlette.responses import Response
 
 _COMPACT = json.JSONEncoder(separators=(",", ":"))
@@ -16,5 +17,11 @@ def dumps(value: Any) -> str:
 
 
 def json_response(body: Any, status_code: int = 200) -> Response:
-    """A JSON response without FastAPI's model serialization pass."""
-    return Response(dumps(body), status_code=status_code, media_type="application/json")
+    """A JSON response without FastAPI's model serialization pass.
+
+    pydantic-core's encoder writes compact UTF-8 in one native call, several
+    times cheaper than the standard library's for a full Response body.
+    """
+    return Response(
+        to_json(body), status_code=status_code, media_type="application/json"
+    )

@@ -231,6 +231,7 @@ class Graph:
     model: str
     description: str = ""
     features: frozenset[str] = frozenset()
+    server_tools: tuple[str, ...] = ()
     client_tools: tuple[str, ...] = ()
     client_settings: Mapping[str, Any] | None = None
 
@@ -265,6 +266,7 @@ def graphs_from_model_info(data: Any) -> list[Graph]:
                 model=name,
                 description=description if isinstance(description, str) else "",
                 features=frozenset(_strings(lgos.get("features"))),
+                server_tools=_strings(lgos.get("server_tools")),
                 client_tools=_strings(lgos.get("client_tools")),
                 client_settings=settings if isinstance(settings, Mapping) else None,
             ),
@@ -319,7 +321,8 @@ def split_markers(text: str) -> tuple[str, PendingInterrupt | None]:
     for line in text.split("\n"):
         match = _MARKER.match(line)
         if match is None:
-            visible.append(line)
+            if line.strip() != f"*{WAITING}*":  # our hint, not the graph's words
+                visible.append(line)
             continue
         value = _decode(match.group(2))
         if match.group(1) == PENDING_LABEL and isinstance(value, dict):
@@ -736,6 +739,35 @@ def _same(value: Any, default: Any) -> bool:
     return bool(value == default)
 
 
+def server_tools_for(graph: Graph, user_tools: str) -> list[str]:
+    """The server tools to select: the user valve's list for this model
+    (a JSON object keyed by model), else every tool the graph advertises."""
+    if not user_tools.strip():
+        return list(graph.server_tools)
+    try:
+        everything = json.loads(user_tools)
+    except ValueError as exc:
+        raise LgosError(
+            f"Your LGOS server tools valve is not valid JSON: {exc}"
+        ) from exc
+    if not isinstance(everything, dict):
+        raise LgosError("Your LGOS server tools valve must be a JSON object.")
+    mine = everything.get(graph.model)
+    if mine is None:
+        return list(graph.server_tools)
+    if not isinstance(mine, list):
+        raise LgosError(f"Your server tools for {graph.model} must be a JSON list.")
+    return [name for name in graph.server_tools if name in mine]
+
+
+def tool_selector(name: str) -> Json:
+    return (
+        {"type": "web_search"}
+        if name == "web_search"
+        else {"type": "custom", "name": name}
+    )
+
+
 def request_body(
     graph: Graph,
     items: list[Json],
@@ -743,6 +775,7 @@ def request_body(
     chat_id: str | None,
     settings: str | None,
     offer_display_file: bool,
+    server_tools: Sequence[str] = (),
     previous_response_id: str | None = None,
 ) -> Json:
     """The ``POST /v1/responses`` body of one request."""
@@ -754,8 +787,11 @@ def request_body(
     body: Json = {"model": graph.model, "input": items, "store": False}
     if metadata:
         body["metadata"] = metadata
+    tools = [tool_selector(name) for name in server_tools]
     if offer_display_file and DISPLAY_FILE in graph.client_tools:
-        body["tools"] = [dict(DISPLAY_FILE_TOOL)]
+        tools.append(dict(DISPLAY_FILE_TOOL))
+    if tools:
+        body["tools"] = tools
     if previous_response_id is not None:
         body["previous_response_id"] = previous_response_id
     return body
@@ -809,6 +845,11 @@ class Pipe:
             default="",
             description="Runtime settings per graph, as JSON: "
             '{"lgos/simple": {"audience": "expert"}}.',
+        )
+        server_tools: str = Field(
+            default="",
+            description="Server tools to select per graph, as JSON "
+            '{"lgos/server-tools": ["web_search"]}; a graph not named: all.',
         )
 
     def __init__(self) -> None:
@@ -898,8 +939,8 @@ class _Turn:
         if self.emitter is not None:
             await self.emitter(event)
 
-    def user_settings(self) -> str:
-        return str(getattr(self.user_valves, "settings", "") or "")
+    def user_valve(self, name: str) -> str:
+        return str(getattr(self.user_valves, name, "") or "")
 
     async def run(self) -> AsyncIterator[str]:
         model = str(self.body.get("model", "")).split(".", 1)[-1]
@@ -921,7 +962,8 @@ class _Turn:
         self, http: httpx.AsyncClient, graph: Graph
     ) -> AsyncIterator[str]:
         conversation = read_conversation(list(self.body.get("messages") or []))
-        settings = settings_for(graph, self.user_settings())
+        settings = settings_for(graph, self.user_valve("settings"))
+        tools = server_tools_for(graph, self.user_valve("server_tools"))
         files = self.files_api(http)
         previous: str | None = None
         if conversation.pending is not None:
@@ -947,6 +989,7 @@ class _Turn:
                 chat_id=self.chat_id,
                 settings=settings,
                 offer_display_file=files is not None,
+                server_tools=tools,
                 previous_response_id=previous,
             )
             response: Json = {}
@@ -1077,11 +1120,12 @@ class _Turn:
             )
         file_ids = []
         for entry in attached:
-            owui_id = str(entry["id"])
-            if owui_id not in self.pipe._uploaded:
+            # Per Files API: a changed valve must not reuse another store's ids.
+            key = f"{self.valves.files_url}|{entry['id']}"
+            if key not in self.pipe._uploaded:
                 name, mime, content = await self.read_attachment(http, entry)
-                self.pipe._uploaded[owui_id] = await files.upload(name, content, mime)
-            file_ids.append(self.pipe._uploaded[owui_id])
+                self.pipe._uploaded[key] = await files.upload(name, content, mime)
+            file_ids.append(self.pipe._uploaded[key])
         return file_ids
 
     async def read_attachment(

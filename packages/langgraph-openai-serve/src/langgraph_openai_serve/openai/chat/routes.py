@@ -22,17 +22,21 @@ from langgraph_openai_serve.openai.chat.encode import (
 from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
 from langgraph_openai_serve.openai.context import request_log
 from langgraph_openai_serve.openai.jsonbody import json_response
+from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.sse import EventStreamResponse
 from langgraph_openai_serve.openai.state import serve_state
 
 router = APIRouter()
 
 
-@router.post("/chat/completions", response_model=None)
-async def create_chat_completion(
-    body: ChatCompletionRequest, request: Request
-) -> Response:
+@router.post(
+    "/chat/completions",
+    response_model=None,
+    openapi_extra=openapi_body(ChatCompletionRequest),
+)
+async def create_chat_completion(request: Request) -> Response:
     """Run the graph registered as ``body.model`` over the conversation."""
+    body = await parse_body(request, ChatCompletionRequest)
     state = serve_state(request)
     config = state.registry.get_graph(body.model)
     if config.supports(GraphFeature.INTERRUPTS):

@@ -17,6 +17,7 @@ from langgraph_openai_serve.graph.interrupts import pause_answer
 from langgraph_openai_serve.graph.runner import run_graph, run_to_completion
 from langgraph_openai_serve.openai.context import request_log
 from langgraph_openai_serve.openai.jsonbody import json_response
+from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.responses import background
 from langgraph_openai_serve.openai.responses.decode import ends_with_interrupt_answers
 from langgraph_openai_serve.openai.responses.encode import (
@@ -36,13 +37,17 @@ from langgraph_openai_serve.openai.state import (
 router = APIRouter()
 
 
-@router.post("/responses", response_model=None)
+@router.post(
+    "/responses",
+    response_model=None,
+    openapi_extra=openapi_body(ResponseCreateRequest),
+)
 async def create_response(
-    body: ResponseCreateRequest,
     request: Request,
     idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
 ) -> Response:
     """Run the graph registered as ``body.model`` and return a Response."""
+    body = await parse_body(request, ResponseCreateRequest)
     state = serve_state(request)
     config = state.registry.get_graph(body.model)
     interrupts = config.supports(GraphFeature.INTERRUPTS)

@@ -1,0 +1,194 @@
+"""Instructions per request, counted by valgrind's callgrind: a figure the
+rest of the machine cannot move.
+
+CPU time per request drifts with whatever else the machine runs; the number
+of instructions one request executes does not. Each app (baseline, LGOS)
+runs in its own child process under ``callgrind --instr-atstart=no``: the
+child imports, builds the app and warms it up uninstrumented, then says it
+is ready; the parent switches instrumentation on with ``callgrind_control``,
+the child serves N requests in process (``inprocess.call_app``, no sockets),
+and the parent switches it off again. Counted: N requests plus a few
+hundred instructions of the child's polling loop.
+
+Run it with ``lgos-bench instructions`` (valgrind from Debian's package).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from lgos_bench.scenarios import APIS, Api, target
+from lgos_bench.workload import PLAIN, Workload
+
+_TOTALS = re.compile(r"^totals:\s+(\d+)", re.MULTILINE)
+_WAIT_SECONDS = 300.0
+
+
+@dataclass(frozen=True)
+class Count:
+    """Instructions per request of one app on one API and mode."""
+
+    key: str
+    app: str
+    requests: int
+    per_request: int
+
+
+def valgrind_tools() -> tuple[str, str]:
+    """``valgrind`` and ``callgrind_control``, or a clear error."""
+    valgrind = shutil.which("valgrind")
+    control = shutil.which("callgrind_control")
+    if valgrind is None or control is None:
+        raise RuntimeError(
+            "instruction counts need valgrind (Debian: apt-get install -y valgrind)"
+        )
+    return valgrind, control
+
+
+def count(app: str, api: str, stream: bool, requests: int) -> Count:
+    """Run ``requests`` requests of ``app`` under callgrind; count them."""
+    valgrind, control = valgrind_tools()
+    mode = "stream" if stream else "json"
+    with tempfile.TemporaryDirectory(prefix="lgos-callgrind-") as folder:
+        flag = Path(folder) / "flag"
+        out = Path(folder) / "callgrind.out"
+        argv = [
+            valgrind,
+            "--tool=callgrind",
+            "--instr-atstart=no",
+            f"--callgrind-out-file={out}",
+            sys.executable,
+            "-m",
+            "lgos_bench.instructions",
+            app,
+            api,
+            mode,
+            str(requests),
+            str(flag),
+        ]
+        log = Path(folder) / "child.log"
+        with log.open("wb") as sink:
+            child = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT)
+            try:
+                _wait_for(flag.with_suffix(".ready"), child, log)
+                _switch(control, child.pid, "on")
+                flag.with_suffix(".go").touch()
+                _wait_for(flag.with_suffix(".done"), child, log)
+                _switch(control, child.pid, "off")
+                flag.with_suffix(".stop").touch()
+                if child.wait(timeout=_WAIT_SECONDS) != 0:
+                    raise RuntimeError(f"callgrind child failed:\n{log.read_text()}")
+            finally:
+                if child.poll() is None:
+                    child.kill()
+                    child.wait()
+        totals = _TOTALS.search(out.read_text())
+        if totals is None:
+            raise RuntimeError(f"no instruction total in {out}")
+    return Count(f"{api}/{mode}/plain", app, requests, int(totals[1]) // requests)
+
+
+def _switch(control: str, pid: int, state: str) -> None:
+    subprocess.run(
+        [control, "-i", state, str(pid)],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        timeout=_WAIT_SECONDS,
+    )
+
+
+def _wait_for(path: Path, child: subprocess.Popen[bytes], log: Path) -> None:
+    deadline = time.monotonic() + _WAIT_SECONDS
+    while not path.exists():
+        if child.poll() is not None:
+            raise RuntimeError(f"callgrind child exited early:\n{log.read_text()}")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"callgrind child never wrote {path.name}")
+        time.sleep(0.2)
+
+
+def count_all(
+    requests: int, say: Callable[[str], None] = lambda _: None
+) -> list[Count]:
+    """Both apps on every API, streaming and not, plain graph."""
+    counts: list[Count] = []
+    for api in APIS:
+        for stream in (False, True):
+            # The two children run side by side: counts do not depend on it.
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                pair = list(
+                    pool.map(
+                        lambda app: count(app, api, stream, requests),
+                        ("baseline", "lgos"),
+                    )
+                )
+            counts += pair
+            ratio = pair[1].per_request / pair[0].per_request
+            say(
+                f"  {pair[0].key:<24} instructions/request baseline "
+                f"{pair[0].per_request:,} LGOS {pair[1].per_request:,} "
+                f"ratio {ratio:.3f}"
+            )
+    return counts
+
+
+def markdown(counts: list[Count]) -> str:
+    lines = [
+        "| scenario | baseline instr/req | LGOS instr/req | LGOS/baseline |",
+        "|---|---|---|---|",
+    ]
+    by_key: dict[str, dict[str, int]] = {}
+    for item in counts:
+        by_key.setdefault(item.key, {})[item.app] = item.per_request
+    for key, apps in by_key.items():
+        base, lgos = apps["baseline"], apps["lgos"]
+        lines.append(f"| {key} | {base:,} | {lgos:,} | {lgos / base:.3f}× |")
+    return "\n".join(lines)
+
+
+def _serve(app_name: str, api: Api, mode: str, requests: int, flag: Path) -> None:
+    # Imported here: the parent process needs none of the serving stack.
+    from lgos_bench.inprocess import APPS, call_app
+
+    app = APPS[app_name](Workload.from_env())
+    request = target(api, PLAIN, stream=mode == "stream")
+
+    async def serve(times: int) -> None:
+        for _ in range(times):
+            await call_app(app, request)
+
+    with asyncio.Runner() as runner:
+        lifespan = AsyncExitStack()
+        runner.run(lifespan.enter_async_context(app.router.lifespan_context(app)))
+        runner.run(serve(50))  # lazy imports, caches, first-call paths
+        flag.with_suffix(".ready").touch()
+        _until(flag.with_suffix(".go"))
+        runner.run(serve(requests))
+        flag.with_suffix(".done").touch()
+        _until(flag.with_suffix(".stop"))
+        runner.run(lifespan.aclose())
+
+
+def _until(path: Path) -> None:
+    # Sleeping, not spinning: the count includes only a few wake-ups.
+    while not path.exists():
+        time.sleep(0.05)
+
+
+if __name__ == "__main__":
+    name, api_name, mode_name, n, flag_path = sys.argv[1:6]
+    if api_name not in APIS:
+        raise SystemExit(f"unknown API {api_name!r}")
+    api: Api = "chat" if api_name == "chat" else "responses"
+    _serve(name, api, mode_name, int(n), Path(flag_path))

@@ -1,0 +1,27 @@
+"""Instruction counts under callgrind: a figure a loaded machine cannot move."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+
+import pytest
+from lgos_bench.instructions import count, markdown
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("valgrind") is None, reason="valgrind is not installed"
+)
+
+
+@pytest.mark.timeout(300)
+def test_counts_are_per_request_and_repeatable():
+    # Two runs of different lengths must agree per request: the count covers
+    # the requests, not the start-up or the polling around them.
+    short = count("baseline", "chat", False, 3)
+    longer = count("baseline", "chat", False, 6)
+
+    assert short.key == "chat/json/plain"
+    assert short.per_request > 100_000
+    assert abs(longer.per_request - short.per_request) < 0.05 * short.per_request
+    table = markdown([short, dataclasses.replace(longer, app="lgos")])
+    assert "| chat/json/plain |" in table
