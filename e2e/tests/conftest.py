@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lgos_demos.settings import DEFAULT_FILES_API_KEY
-from lgos_demos.stack.gateway import master_key_file
 from lgos_e2e.browser import launch_args
 from lgos_e2e.chainlit import ChainlitPage, ChainlitUser
-from lgos_e2e.open_webui import OpenWebUIPage, dismiss_whats_new, install_function
+from lgos_e2e.open_webui import OpenWebUIPage, dismiss_whats_new
 from lgos_e2e.stack import (
     STARTUP_SECONDS as STACK_START_SECONDS,
 )
@@ -198,17 +196,10 @@ def chainlit(page: Page, stack: RunningStack) -> ChainlitPage:
 
 @pytest.fixture(scope="session")
 def open_webui_url(stack: RunningStack, browser: Browser) -> str:
-    """Open WebUI's URL, with the LGOS Function installed by
-    ``lgos-open-webui-sync`` and the first-visit dialog dismissed once for
-    the stack (an attached stack has been visited already)."""
+    """Open WebUI's URL, its first-visit dialog dismissed once for the stack
+    (an attached stack has been visited already). The stack installed the
+    LGOS Function (its "Open WebUI functions" one-shot)."""
     url = stack.url("Open WebUI")
-    install_function(
-        url,
-        gateway_url=stack.url("LiteLLM"),
-        gateway_key=master_key_file(stack.state_dir).read_text().strip(),
-        files_url=stack.url("Files API"),
-        files_key=DEFAULT_FILES_API_KEY,
-    )
     if stack.process is not None:
         first_visit = browser.new_context()
         try:

@@ -1,4 +1,4 @@
-"""Open WebUI journeys through the LGOS Function (installed by
+"""Open WebUI journeys through the LGOS Function (the stack installs it with
 ``lgos-open-webui-sync``): status lines, sources, an interrupt answered in
 Open WebUI's question dialog."""
 

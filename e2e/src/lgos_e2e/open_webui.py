@@ -8,9 +8,6 @@ stack (``dismiss_whats_new``).
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
@@ -92,34 +89,3 @@ class OpenWebUIPage:
 
 FUNCTION_PREFIX = "lgos_responses."
 """Model ids of the LGOS Function's graphs: ``lgos_responses.lgos/<graph>``."""
-
-
-def install_function(
-    open_webui_url: str,
-    *,
-    gateway_url: str,
-    gateway_key: str,
-    files_url: str,
-    files_key: str,
-) -> str:
-    """Install (or update) the LGOS Function with ``lgos-open-webui-sync``;
-    returns its report. Raises ``RuntimeError`` when the command fails."""
-    argv = [
-        sys.executable,
-        "-m",
-        "lgos_open_webui",
-        f"--url={open_webui_url}",
-        f"--gateway-url={gateway_url}",
-        f"--files-url={files_url}",
-    ]
-    env = {
-        **os.environ,
-        "LGOS_OPEN_WEBUI_GATEWAY_KEY": gateway_key,
-        "LGOS_OPEN_WEBUI_FILES_KEY": files_key,
-    }
-    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
-    if done.returncode != 0:
-        raise RuntimeError(
-            f"lgos-open-webui-sync failed ({done.returncode}):\n{done.stderr}"
-        )
-    return done.stdout
