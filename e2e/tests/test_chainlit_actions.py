@@ -60,7 +60,8 @@ def test_an_uploaded_csv_comes_back_as_a_displayed_chart(
 
     chart = chainlit.page.locator('img[alt="sales-chart.svg"]')
     expect(chart).to_be_visible()
-    assert chart.evaluate("image => image.naturalWidth") > 0
+    # Decoded into real pixels, not a broken-image placeholder.
+    assert chart.evaluate("i => i.decode().then(() => i.naturalWidth)") > 0
     expect(chainlit.answer_containing("display_file returned")).to_contain_text(
         '"displayed"'
     )

@@ -68,5 +68,6 @@ def test_an_uploaded_csv_is_charted_and_displayed(
     answer = open_webui.last_answer
     chart = answer.locator('img[alt="sales-chart.svg"]')
     expect(chart).to_be_visible()
-    assert chart.evaluate("image => image.naturalWidth") > 0
+    # Decoded into real pixels, not a broken-image placeholder.
+    assert chart.evaluate("i => i.decode().then(() => i.naturalWidth)") > 0
     expect(answer).to_contain_text('"displayed":true')
