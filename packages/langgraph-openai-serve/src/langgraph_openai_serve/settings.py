@@ -56,12 +56,17 @@ class Settings(BaseSettings):
     REGISTRY: str | None = None
     """``module:attribute`` naming a GraphRegistry, or a callable making one."""
     HOST: str = "127.0.0.1"
+    """Interface ``lgos serve`` binds."""
     PORT: int = Field(default=8000, ge=0, le=65535)
+    """Port ``lgos serve`` binds."""
     WORKERS: int = Field(default=1, ge=1)
+    """uvicorn worker processes ``lgos serve`` starts."""
     SHUTDOWN_TIMEOUT: int = Field(default=30, ge=0)
     """Seconds in-flight requests and streams get to finish on shutdown."""
     LOG_FORMAT: Literal["json", "text"] = "json"
+    """``lgos serve`` writes log records to stderr as JSON lines or plain text."""
     LOG_LEVEL: str = "INFO"
+    """The root log level ``lgos serve`` sets (``DEBUG``, ``INFO``, ...)."""
 
     @field_validator("OPENAI_API_PREFIX")
     @classmethod

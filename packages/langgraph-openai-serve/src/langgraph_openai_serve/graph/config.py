@@ -75,16 +75,23 @@ class GraphConfig(BaseModel):
     streamable_node_names: frozenset[str] | None = None
     """Nodes whose model tokens are answer text; ``None`` means every node."""
     features: frozenset[GraphFeature] = frozenset()
+    """Optional capabilities the graph declares; discovery advertises them."""
     server_tools: tuple[str, ...] = ()
     """Allowlisted server-executed tools (``web_search`` or custom names)."""
     client_tools: tuple[str, ...] = ()
     """Client-owned functions this graph may call, such as ``display_file``."""
     client_settings: type[ClientSettings] | None = None
+    """Public per-request settings, changed through ``metadata.lgos_settings``."""
     runtime_callbacks: Callbacks | None = None
+    """LangChain callback handlers (or a manager) added to every run."""
     run_coordinator: RunCoordinator | None = None
+    """Leases interrupt runs; required with ``GraphFeature.INTERRUPTS``."""
     request_to_input: RequestToInput | None = None
+    """``(request, messages) -> input``; default ``{"messages": messages}``."""
     context_factory: ContextFactory | None = None
+    """``(request, client_settings) -> runtime context``; default the settings."""
     output_to_message: OutputToMessage | None = None
+    """``output -> AIMessage``; default the last of ``output["messages"]``."""
 
     _graph: AnyGraph | None = PrivateAttr(default=None)
     _lock: asyncio.Lock | None = PrivateAttr(default=None)

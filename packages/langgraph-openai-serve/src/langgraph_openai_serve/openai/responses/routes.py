@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header, Query, Request
+from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
 from langgraph_openai_serve.graph.errors import (
@@ -42,11 +42,11 @@ router = APIRouter()
     response_model=None,
     openapi_extra=openapi_body(ResponseCreateRequest),
 )
-async def create_response(
-    request: Request,
-    idempotency_key: Annotated[str | None, Header(alias="Idempotency-Key")] = None,
-) -> Response:
-    """Run the graph registered as ``body.model`` and return a Response."""
+async def create_response(request: Request) -> Response:
+    """Run the graph registered as ``body.model`` and return a Response.
+
+    A background request may carry an ``Idempotency-Key`` header.
+    """
     body = await parse_body(request, ResponseCreateRequest)
     state = serve_state(request)
     config = state.registry.get_graph(body.model)
@@ -73,6 +73,7 @@ async def create_response(
                 f"Model '{body.model}' does not support background responses.",
                 param="background",
             )
+        idempotency_key = request.headers.get("idempotency-key")
         return await _submit_background(state, body, scope, idempotency_key)
     opened = await open_run(
         state, config, body, scope=scope, request_id=log.request_id if log else None

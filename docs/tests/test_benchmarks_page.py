@@ -1,0 +1,41 @@
+"""The benchmarks page quotes the run it names, figure for figure."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = (ROOT / "docs" / "benchmarks.md").read_text()
+
+
+def named_run() -> dict[str, Any]:
+    (run,) = re.findall(r"`bench/results/([0-9-]+-full)`", PAGE)
+    return json.loads((ROOT / "bench" / "results" / f"{run}.json").read_text())
+
+
+def test_the_page_quotes_every_target_of_the_named_run_and_its_verdict():
+    report = named_run()
+
+    for target in report["targets"]:
+        value = target["value"]
+        first_delta = target["kind"] == "first_delta"
+        quoted = f"+{value:.2f} ms" if first_delta else f"{value:.2f}×"
+        api = "Chat" if target["target"].startswith("chat") else "Responses"
+        rows = [
+            line
+            for line in PAGE.splitlines()
+            if line.startswith(f"| {api} ") and f"| {quoted} |" in line
+        ]
+        assert len(rows) == 1, (target["target"], quoted)
+        assert rows[0].endswith("| yes |") == target["met"], rows[0]
+    assert f"revision `{report['meta']['lgos_revision']}`" in PAGE
+
+
+def test_the_quoted_idle_stream_memory_matches_the_run():
+    idle = named_run()["idle"]["chat"]
+
+    assert f"about {round(idle['lgos']['kib_per_stream'])} KiB" in PAGE
+    assert f"{round(idle['baseline']['kib_per_stream'])} KiB in the" in PAGE
