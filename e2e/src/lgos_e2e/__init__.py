@@ -1,0 +1,1 @@
+"""Helpers for the LGOS end-to-end browser suite."""

@@ -1,0 +1,156 @@
+"""The Chainlit UI as a person uses it: log in, pick a graph, type, click.
+
+Every wait is on something the page shows or receives, never a fixed sleep.
+One thing is not visible: when a graph is picked, Chainlit opens a new chat
+session and runs ``on_chat_start``; a file attached before that session is
+up is dropped. An init script counts the ``on_chat_start`` runs the page
+receives over its socket, so ``pick_graph`` can wait for the new session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from playwright.sync_api import Locator, Page, expect
+
+# Counts the frames that end a chat start (the update of its "on_chat_start"
+# run) on every socket the page opens.
+_SESSION_WATCH = """
+(() => {
+  window.__lgosChatStarts = 0;
+  const Native = window.WebSocket;
+  class Watched extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (event) => {
+        const data = typeof event.data === "string" ? event.data : "";
+        if (data.includes('"update_message"') && data.includes('"on_chat_start"')) {
+          window.__lgosChatStarts += 1;
+        }
+      });
+    }
+  }
+  window.WebSocket = Watched;
+})();
+"""
+
+# Records each distinct text of the newest answer while it changes, so a test
+# can tell a streamed answer (many growing prefixes) from one that appeared
+# whole.
+_ANSWER_WATCH = """
+() => {
+  window.__lgosAnswerTexts = [];
+  const latest = () => {
+    const answers = document.querySelectorAll(
+      '[data-step-type="assistant_message"] .message-content');
+    return answers.length ? answers[answers.length - 1].innerText : "";
+  };
+  const seen = window.__lgosAnswerTexts;
+  new MutationObserver(() => {
+    const text = latest();
+    if (text && seen[seen.length - 1] !== text) seen.push(text);
+  }).observe(document.body, {subtree: true, childList: true, characterData: true});
+}
+"""
+
+
+@dataclass(frozen=True)
+class ChainlitUser:
+    name: str
+    password: str
+
+
+class ChainlitPage:
+    """One browser tab on the stack's Chainlit."""
+
+    def __init__(self, page: Page, base_url: str) -> None:
+        self.page = page
+        self.base_url = base_url.rstrip("/")
+        page.add_init_script(_SESSION_WATCH)
+
+    # -- getting in -------------------------------------------------------
+
+    def log_in(self, user: ChainlitUser) -> None:
+        self.page.goto(self.base_url)
+        self.page.locator("#email").fill(user.name)
+        self.page.locator("#password").fill(user.password)
+        self.page.get_by_role("button", name="Sign In").click()
+        expect(self.page.locator("#chat-input")).to_be_visible()
+        # The first chat (the default graph) must have started, or picking a
+        # graph could mistake its start for the new chat's.
+        self.page.wait_for_function("() => window.__lgosChatStarts > 0")
+
+    def _chat_starts(self) -> int:
+        return int(self.page.evaluate("() => window.__lgosChatStarts || 0"))
+
+    def pick_graph(self, model: str) -> None:
+        """Choose ``model`` in the profile selector; wait for its new chat."""
+        before = self._chat_starts()
+        self.page.locator("#chat-profiles").click()
+        self.page.locator(f'[data-test="select-item:{model}"]').click()
+        expect(self.page.locator("#chat-profiles")).to_have_text(model)
+        self.page.wait_for_function(
+            "(before) => window.__lgosChatStarts > before", arg=before
+        )
+
+    def new_chat(self, model: str) -> None:
+        self.page.locator("#new-chat-button").click()
+        self.page.get_by_role("button", name="Confirm").click()
+        self.pick_graph(model)
+
+    # -- talking ----------------------------------------------------------
+
+    def send(self, text: str) -> None:
+        self.page.locator("#chat-input").fill(text)
+        self.page.locator("#chat-submit").click()
+
+    def attach(self, path: Path) -> None:
+        self.page.locator("#upload-button-input").set_input_files(path)
+        expect(
+            self.page.locator("#message-composer").get_by_text(path.name)
+        ).to_be_visible()
+
+    def watch_answers(self) -> None:
+        """Start recording how the newest answer's text changes."""
+        self.page.evaluate(_ANSWER_WATCH)
+
+    def answer_texts(self) -> list[str]:
+        texts = self.page.evaluate("() => window.__lgosAnswerTexts || []")
+        return [str(text) for text in texts]
+
+    # -- what the page shows ----------------------------------------------
+
+    @property
+    def answers(self) -> Locator:
+        return self.page.locator('[data-step-type="assistant_message"]')
+
+    @property
+    def last_answer(self) -> Locator:
+        return self.answers.last
+
+    def answer_containing(self, text: str) -> Locator:
+        return self.answers.filter(has_text=text)
+
+    @property
+    def progress_steps(self) -> Locator:
+        """Commentary: the "Progress" run steps, apart from the answers."""
+        return self.page.locator('[data-step-type="run"]').filter(has_text="Progress")
+
+    def open_settings(self) -> Locator:
+        self.page.locator("#chat-settings-open-modal").click()
+        dialog = self.page.get_by_role("dialog")
+        expect(dialog).to_be_visible()
+        return dialog
+
+    def confirm_settings(self, dialog: Locator) -> None:
+        dialog.locator("#confirm").click()
+        expect(dialog).to_be_hidden()
+
+    def choose_setting(self, setting_id: str, option: str) -> None:
+        """Pick ``option`` in the select ``setting_id`` of the open dialog."""
+        self.page.locator(f'[id="{setting_id}"]').click()
+        self.page.get_by_role("option", name=option, exact=True).click()
+
+    def button(self, label: str) -> Locator:
+        return self.page.get_by_role("button", name=label, exact=True)

@@ -1,0 +1,89 @@
+"""Chainlit journeys: streaming, commentary, runtime settings and citations,
+through LiteLLM to the demo graphs, in headless Chromium."""
+
+from __future__ import annotations
+
+import re
+
+from lgos_e2e.chainlit import ChainlitPage
+from playwright.sync_api import expect
+
+USAGE = re.compile(r"\d+ in · \d+ out tokens")
+
+
+def test_a_picked_graph_streams_its_answer_token_by_token(chainlit: ChainlitPage):
+    chainlit.pick_graph("lgos/simple")
+    chainlit.watch_answers()
+
+    chainlit.send("What does a checkpoint hold?")
+
+    answer = chainlit.answer_containing("What does a checkpoint hold?")
+    expect(answer).to_contain_text("I am the offline demo model")
+    expect(answer).to_contain_text(USAGE)
+    final = answer.inner_text()
+    growing = [text for text in chainlit.answer_texts() if final.startswith(text)]
+    # Streamed: the page showed the answer at many lengths before it was whole.
+    assert len(growing) >= 5, chainlit.answer_texts()
+    assert len({len(text) for text in growing}) == len(growing)
+
+
+def test_commentary_shows_as_progress_steps_apart_from_the_answer(
+    chainlit: ChainlitPage,
+):
+    chainlit.pick_graph("lgos/citations")
+
+    chainlit.send("How are files stored?")
+
+    answer = chainlit.answer_containing("Here is what I found")
+    expect(answer).to_contain_text(USAGE)
+    expect(chainlit.progress_steps.first).to_be_visible()
+    chainlit.progress_steps.first.get_by_text("Progress").click()
+    expect(chainlit.progress_steps.first).to_contain_text("Searching the docs for")
+    expect(answer).not_to_contain_text("Searching the docs for")
+
+
+def test_changing_the_audience_setting_changes_the_answer(chainlit: ChainlitPage):
+    chainlit.pick_graph("lgos/simple")
+    chainlit.send("Explain leases")
+    expect(chainlit.answer_containing("Explain leases")).to_contain_text(
+        "Answer for a general audience"
+    )
+
+    dialog = chainlit.open_settings()
+    expect(dialog.get_by_text("Audience")).to_be_visible()
+    chainlit.choose_setting("setting:audience", "expert")
+    chainlit.confirm_settings(dialog)
+    chainlit.send("Explain leases again")
+
+    answer = chainlit.answer_containing("Explain leases again")
+    expect(answer).to_contain_text("Answer for an expert audience")
+    expect(answer).not_to_contain_text("general audience")
+
+
+def test_the_citations_graph_lists_its_sources_as_links(chainlit: ChainlitPage):
+    chainlit.pick_graph("lgos/citations")
+
+    chainlit.send("How does the Files API keep its promises?")
+
+    answer = chainlit.answer_containing("Here is what I found")
+    expect(answer.get_by_text("Sources", exact=True)).to_be_visible()
+    links = answer.get_by_role("link")
+    expect(links.first).to_be_visible()
+    expect(links.first).to_have_attribute("href", re.compile(r"^http://.+/docs/"))
+    expect(answer).to_contain_text("[1]")
+
+
+def test_the_web_search_graph_cites_the_pages_it_searched(chainlit: ChainlitPage):
+    chainlit.pick_graph("lgos/web-search")
+    dialog = chainlit.open_settings()
+    dialog.get_by_role("switch", name="Server tool: web_search").click()
+    chainlit.confirm_settings(dialog)
+
+    chainlit.send("Search the web for how background runs are cancelled")
+
+    answer = chainlit.last_answer
+    expect(answer.get_by_text("Sources", exact=True)).to_be_visible()
+    expect(answer.get_by_role("link").first).to_have_attribute(
+        "href", re.compile(r"^http://.+/docs/")
+    )
+    expect(chainlit.page.locator('[data-step-type="tool"]').first).to_be_visible()
