@@ -75,7 +75,6 @@ def stack(request: pytest.FixtureRequest) -> Iterator[RunningStack]:
     postgres = Path(tempfile.mkdtemp(prefix="lgos-e2e-pg-"))
     env = stack_env(
         LGOS_CHAINLIT_USERS=json.dumps({USER.name: USER.password}),
-        LGOS_CHAT_STATUS_AS_REASONING="true",
         DEMO_MODEL_TOKEN_DELAY="0.03",
     )
     try:
