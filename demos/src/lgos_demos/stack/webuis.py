@@ -115,6 +115,9 @@ def open_webui_services(
             "RAG_EMBEDDING_ENGINE": "openai",
             "RAG_OPENAI_API_BASE_URL": gateway_url,
             "RAG_OPENAI_API_KEY": gateway_key,
+            # An attachment goes to the model whole: LiteLLM serves no
+            # embedding model, and the LGOS Function reads files itself.
+            "BYPASS_EMBEDDING_AND_RETRIEVAL": "True",
         },
         after=after,
     )
