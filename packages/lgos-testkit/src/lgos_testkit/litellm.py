@@ -9,10 +9,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from lgos_testkit.net import LOOPBACK, free_port
 from lgos_testkit.processes import RunningProcess, start_process
@@ -134,3 +136,27 @@ def litellm(
         yield proxy
     finally:
         proxy.process.stop()
+
+
+def lgos_routes(
+    lgos_url: str, graphs: Iterable[str], prefix: str = "lgos"
+) -> list[dict[str, Any]]:
+    """Config entries routing ``<prefix>/<graph>`` to the LGOS server at
+    ``lgos_url`` (its OpenAI base URL, ``.../v1``), each with ``model_info.lgos``
+    copied from ``GET /models/{graph}`` as the model-sync job writes it."""
+    entries = []
+    for graph in graphs:
+        response = httpx.get(f"{lgos_url}/models/{graph}", timeout=30)
+        response.raise_for_status()
+        entries.append(
+            {
+                "model_name": f"{prefix}/{graph}",
+                "litellm_params": {
+                    "model": f"openai/{graph}",
+                    "api_base": lgos_url,
+                    "api_key": "no-key",
+                },
+                "model_info": {"lgos": response.json()["lgos"]},
+            }
+        )
+    return entries
