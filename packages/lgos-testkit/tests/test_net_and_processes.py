@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 import pytest
-from lgos_testkit import ThreadServer, free_ports, running, start_process, wait_until
+from lgos_testkit import (
+    ThreadServer,
+    free_ports,
+    pid_alive,
+    running,
+    start_process,
+    wait_until,
+)
 from starlette.applications import Starlette
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 
 PY = sys.executable
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def test_free_ports_are_distinct_and_bindable():
@@ -56,10 +54,10 @@ def test_a_health_checked_process_is_stopped_by_pid_and_keeps_its_log(
         timeout=20,
     ) as server:
         pid = server.pid
-        assert alive(pid)
+        assert pid_alive(pid)
 
     assert server.exited()
-    assert not alive(pid)
+    assert not pid_alive(pid)
     assert '"GET / HTTP/1.1" 200' in log.read_text()
 
 

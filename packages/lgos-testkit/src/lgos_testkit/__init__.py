@@ -15,12 +15,13 @@ from lgos_testkit.litellm import (
     start_litellm,
 )
 from lgos_testkit.net import free_port, free_ports, http_ok, wait_until
-from lgos_testkit.processes import RunningProcess, running, start_process
+from lgos_testkit.processes import RunningProcess, pid_alive, running, start_process
 from lgos_testkit.storage import (
     FilesApi,
     S3Endpoint,
     files_api,
     files_api_env,
+    files_api_on_seaweedfs,
     seaweedfs,
     start_files_api,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "ThreadServer",
     "files_api",
     "files_api_env",
+    "files_api_on_seaweedfs",
     "free_port",
     "free_ports",
     "http_ok",
@@ -43,6 +45,7 @@ __all__ = [
     "litellm",
     "litellm_config",
     "litellm_env",
+    "pid_alive",
     "running",
     "seaweedfs",
     "start_files_api",

@@ -16,24 +16,15 @@ from typing import Any
 
 import httpx
 
+# The stack's own offline settings, so tests run LiteLLM as `just up` does.
+from lgos_demos.stack.gateway import LITELLM_OFFLINE_ENV as LITELLM_OFFLINE_ENV
+
 from lgos_testkit.net import LOOPBACK, free_port
 from lgos_testkit.processes import RunningProcess, start_process
 
 # packages/lgos-testkit/src/lgos_testkit/litellm.py -> the repository root.
 REPO_ROOT = Path(__file__).resolve().parents[4]
 LITELLM_BIN = REPO_ROOT / ".tools" / "litellm" / "bin" / "litellm"
-# Keeps LiteLLM off the network (the cost map, beta headers, blog posts,
-# router presets and policy templates otherwise come from the internet) and
-# out of DEV mode, which reads a .env from the working directory.
-LITELLM_OFFLINE_ENV = {
-    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS": "True",
-    "LITELLM_LOCAL_BLOG_POSTS": "True",
-    "LITELLM_LOCAL_AUTOROUTER_PRESETS": "True",
-    "LITELLM_LOCAL_POLICY_TEMPLATES": "True",
-    "LITELLM_MODE": "PRODUCTION",
-    "LITELLM_DONT_SHOW_FEEDBACK_BOX": "True",
-}
 # No database mode (Prisma cannot start offline) and no stray provider.
 _DROPPED_ENV = ("DATABASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL")
 STARTUP_TIMEOUT = 150.0

@@ -67,6 +67,17 @@ class RunningProcess:
             self.process.wait()
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this PID exists (a zombie counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def start_process(
     command: Sequence[str | os.PathLike[str]],
     *,

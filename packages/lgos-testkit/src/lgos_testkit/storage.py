@@ -214,3 +214,22 @@ def files_api(
         timeout=timeout,
     ) as process:
         yield FilesApi(url=f"http://{LOOPBACK}:{port}", process=process)
+
+
+# The stores these helpers start are private to a test run: fixed credentials.
+_S3_ACCESS_KEY = "lgos-testkit-access"
+_S3_SECRET_KEY = "lgos-testkit-secret-key"
+
+
+@contextlib.contextmanager
+def files_api_on_seaweedfs(
+    root: Path, *, bucket: str, keys: Mapping[str, str]
+) -> Iterator[FilesApi]:
+    """SeaweedFS in ``root`` and the Files API on it (``keys`` maps API key to
+    owner), both stopped after the block; the Files API log is
+    ``root/files.log``."""
+    with (
+        seaweedfs(root, _S3_ACCESS_KEY, _S3_SECRET_KEY) as s3,
+        files_api(s3, root / "files.log", bucket=bucket, keys=keys) as api,
+    ):
+        yield api
