@@ -17,14 +17,12 @@ from lgos_chainlit.catalog import LgosCatalog
 from lgos_chainlit.chats import ChatState, ChatStore
 from lgos_chainlit.conversation import Conversation
 from lgos_chainlit.files import FilesClient
-from lgos_testkit import FilesApi, ThreadServer, files_api, seaweedfs
+from lgos_testkit import FilesApi, ThreadServer, files_api_on_seaweedfs
 from openai import AsyncOpenAI
 from ui_lgos_app import FilesAccess, Recorder, create_app
 from ui_support import (
     FILES_BUCKET,
     GRAPH_FILES_KEY,
-    S3_ACCESS_KEY,
-    S3_SECRET_KEY,
     UI_FILES_KEY,
 )
 
@@ -45,12 +43,10 @@ class LgosServer:
 @pytest.fixture(scope="session")
 def files_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FilesApi]:
     """The Files API on SeaweedFS; one owner with the UI's and the graphs' key."""
-    root = tmp_path_factory.mktemp("seaweed")
     keys = {UI_FILES_KEY: "chat", GRAPH_FILES_KEY: "chat"}
-    with (
-        seaweedfs(root, S3_ACCESS_KEY, S3_SECRET_KEY) as s3,
-        files_api(s3, root / "files.log", bucket=FILES_BUCKET, keys=keys) as server,
-    ):
+    with files_api_on_seaweedfs(
+        tmp_path_factory.mktemp("seaweed"), bucket=FILES_BUCKET, keys=keys
+    ) as server:
         yield server
 
 

@@ -8,8 +8,6 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-S3_ACCESS_KEY = "ui-test-access"
-S3_SECRET_KEY = "ui-test-secret-key"
 UI_FILES_KEY = "sk-ui-test"
 GRAPH_FILES_KEY = "sk-graph-test"
 FILES_BUCKET = "lgos-chainlit-test"
