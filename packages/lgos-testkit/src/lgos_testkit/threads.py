@@ -15,8 +15,9 @@ from lgos_testkit.net import LOOPBACK
 class ThreadServer:
     """Serves ``app`` on a loopback port it bound itself (no port race).
 
-    ``with ThreadServer(app) as server:`` returns once uvicorn started (the
-    app's lifespan startup ran); ``server.url`` is ``http://127.0.0.1:<port>``.
+    ``with ThreadServer(app) as server:`` (or ``start()`` ... ``stop()``)
+    returns once uvicorn started (the app's lifespan startup ran);
+    ``server.url`` is ``http://127.0.0.1:<port>``.
     """
 
     def __init__(self, app: Any, startup_timeout: float = 20) -> None:
@@ -32,6 +33,13 @@ class ThreadServer:
         )
 
     def __enter__(self) -> ThreadServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> ThreadServer:
+        """Serve; returns once uvicorn started."""
         self._thread.start()
         deadline = time.monotonic() + self._startup_timeout
         while not self.server.started:
@@ -39,12 +47,13 @@ class ThreadServer:
                 self._socket.close()
                 raise RuntimeError(f"uvicorn at {self.url} stopped during startup")
             if time.monotonic() > deadline:
-                self.__exit__()
+                self.stop()
                 raise TimeoutError(f"uvicorn at {self.url} did not start in time")
             time.sleep(0.02)
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
+        """Ask uvicorn to exit and wait for its thread."""
         self.server.should_exit = True
         self._thread.join(timeout=15)
         self._socket.close()
