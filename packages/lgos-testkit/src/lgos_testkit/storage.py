@@ -14,23 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+from lgos_demos.stack.files import weed_mini_argv
 
-from lgos_testkit.net import LOOPBACK, free_port, free_ports, wait_until
+from lgos_testkit.net import LOOPBACK, free_port, wait_until
 from lgos_testkit.processes import RunningProcess, running, start_process
-
-# Every port ``weed mini`` would otherwise take at a fixed default.
-_WEED_PORT_FLAGS = (
-    "s3.port",
-    "s3.port.grpc",
-    "master.port",
-    "master.port.grpc",
-    "volume.port",
-    "volume.port.grpc",
-    "filer.port",
-    "filer.port.grpc",
-    "admin.port",
-    "admin.port.grpc",
-)
 
 
 @dataclass(frozen=True)
@@ -58,24 +45,9 @@ def seaweedfs(
     """
     for name in ("log", "data", "tmp"):
         (root / name).mkdir()
-    ports = dict(zip(_WEED_PORT_FLAGS, free_ports(len(_WEED_PORT_FLAGS)), strict=True))
-    command = [
-        weed_binary(),
-        f"-logdir={root / 'log'}",
-        "mini",
-        f"-dir={root / 'data'}",
-        f"-ip={LOOPBACK}",
-        f"-ip.bind={LOOPBACK}",
-        "-master.telemetry=false",
-        "-webdav=false",
-        "-admin.ui=false",
-        "-s3.port.iceberg=0",
-        "-s3.port.lance=0",
-        f"-s3.localSocket={root / 's3.sock'}",
-        f"-filer.localSocket={root / 'filer.sock'}",
-        "-idleTimeout=3",
-        *(f"-{flag}={port}" for flag, port in ports.items()),
-    ]
+    s3_port = free_port()
+    # The stack's own command (lgos_demos.stack.files), on free ports.
+    command = weed_mini_argv(weed_binary(), root, s3_port)
     env = {
         **os.environ,
         "AWS_ACCESS_KEY_ID": access_key,
@@ -83,9 +55,7 @@ def seaweedfs(
         # Its gRPC sockets go to the temp folder: keep them in ours.
         "TMPDIR": str(root / "tmp"),
     }
-    endpoint = S3Endpoint(
-        f"http://{LOOPBACK}:{ports['s3.port']}", access_key, secret_key
-    )
+    endpoint = S3Endpoint(f"http://{LOOPBACK}:{s3_port}", access_key, secret_key)
     weed = start_process(
         command, log=root / "weed.out", name="weed mini", env=env, cwd=root
     )
