@@ -17,13 +17,13 @@ import httpx
 import pytest
 from demo_support import (
     Stack,
-    alive,
     clean_env,
     postgres_dir,
     start_stack,
     stop_stack_process,
 )
 from lgos_demos.settings import DEFAULT_FILES_API_KEY
+from lgos_testkit import pid_alive
 from openai import OpenAI
 
 
@@ -38,7 +38,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         stopped = stop_stack_process(running.process, running.pids)
     finally:
         shutil.rmtree(postgres, ignore_errors=True)
-    left = [name for name, pid in running.pids.items() if alive(pid)]
+    left = [name for name, pid in running.pids.items() if pid_alive(pid)]
     assert stopped, f"the supervisor ignored SIGINT:\n{running.output.read_text()}"
     assert not left, f"still running after the stack stopped: {left}"
 

@@ -102,14 +102,6 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env | {"DEMO_MODEL_TOKEN_DELAY": "0"} | extra
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def postgres_dir() -> Path:
     """A fresh folder for the stack's PostgreSQL cluster.
 

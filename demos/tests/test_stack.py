@@ -8,13 +8,13 @@ import subprocess
 import sys
 
 from demo_support import (
-    alive,
     clean_env,
     postgres_dir,
     start_stack,
     stop_stack_process,
 )
 from lgos_demos.stack.services import StackOptions, free_ports, plan_stack
+from lgos_testkit import pid_alive
 
 
 def test_ctrl_c_stops_every_child_and_configured_services_are_skipped(tmp_path):
@@ -42,7 +42,7 @@ def test_ctrl_c_stops_every_child_and_configured_services_are_skipped(tmp_path):
     assert "DEMO_FILES_URL=http://127.0.0.1:9/v1" in output
     assert stopped
     assert stack.process.returncode == 0
-    assert not [name for name, pid in stack.pids.items() if alive(pid)]
+    assert not [name for name, pid in stack.pids.items() if pid_alive(pid)]
     assert not (stack.state_dir / "stack.json").exists()
     assert (stack.state_dir / "logs" / "demo-api.log").exists()
 

@@ -17,11 +17,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from demo_support import alive, clean_env
+from demo_support import clean_env
 from lgos_demos.stack.gateway import ConfigError, master_key
 from lgos_demos.stack.preflight import configuration_problems
 from lgos_demos.stack.services import StackOptions, free_ports, plan_stack
 from lgos_demos.stack.supervisor import Service, StackError, Supervisor
+from lgos_testkit import pid_alive
 
 
 def run_stack(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -325,8 +326,8 @@ def test_rerun_and_restart_replace_only_the_named_children(tmp_path):
 
     assert runs.read_text() == "run\nrun\n"
     assert after["web"] != before["web"]
-    assert not alive(before["web"])
-    assert not alive(after["web"])
+    assert not pid_alive(before["web"])
+    assert not pid_alive(after["web"])
     # The restarted server's log follows the first one's.
     assert (tmp_path / "logs" / "web.log").read_text().count("Serving HTTP") == 2
 

@@ -24,13 +24,13 @@ import pytest
 import yaml
 from demo_support import (
     Stack,
-    alive,
     clean_env,
     postgres_dir,
     start_stack,
     stop_stack_process,
 )
 from lgos_demos.settings import DEFAULT_FILES_API_KEY
+from lgos_testkit import pid_alive
 from openai import OpenAI
 
 pytestmark = pytest.mark.timeout(480)
@@ -140,7 +140,7 @@ def test_every_service_of_the_stack_answers_its_health_check(full_stack):
                 if name != "SeaweedFS":
                     assert answer.status_code == 200, name
             elif not service["oneshot"]:
-                assert alive(service["pid"]), name
+                assert pid_alive(service["pid"]), name
 
 
 def test_a_chat_reaches_a_demo_graph_through_litellm(litellm):
@@ -217,7 +217,7 @@ def test_sync_models_rewrites_litellm_s_list_and_restarts_litellm_only(
     assert result.returncode == 0, result.stdout + result.stderr
     assert "LiteLLM now serves:" in result.stdout
     assert after["LiteLLM"] != before["LiteLLM"]
-    assert not alive(before["LiteLLM"])
+    assert not pid_alive(before["LiteLLM"])
     unchanged = {n for n in before if n not in ("LiteLLM", "model sync")}
     assert {n: after[n] for n in unchanged} == {n: before[n] for n in unchanged}
     assert "lgos/simple" in served
@@ -235,7 +235,7 @@ def test_down_stops_every_process_the_stack_started(full_stack):
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert full_stack.process.returncode == 0
-    assert not [name for name, pid in pids.items() if alive(pid)]
+    assert not [name for name, pid in pids.items() if pid_alive(pid)]
     assert not sessions_alive(set(pids.values()) | {supervisor})
     assert not (full_stack.state_dir / "stack.json").exists()
     assert os.path.exists(full_stack.state_dir / "logs" / "open-webui.log")

@@ -7,28 +7,18 @@ The server runs in a thread of the test process, so the samples' imports
 from __future__ import annotations
 
 import importlib
-import socket
 import sys
-import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-import uvicorn
+from lgos_testkit import ThreadServer
 from openai import OpenAI
 
 DOCS = Path(__file__).resolve().parents[1]
 SAMPLES = DOCS / "samples"
 sys.path.insert(0, str(SAMPLES))
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class SampleServer:
@@ -38,23 +28,12 @@ class SampleServer:
         # Import fresh: samples read LGOS_* settings when they build the app.
         sys.modules.pop(module, None)
         self.module = importlib.import_module(module)
-        self.port = free_port()
-        config = uvicorn.Config(
-            self.module.app, host="127.0.0.1", port=self.port, log_level="warning"
-        )
         self.clients: list[OpenAI] = []
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            if not self.thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError(f"the sample {module} did not start")
-            time.sleep(0.02)
+        self.server = ThreadServer(self.module.app).start()
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.server.url}/v1"
 
     def get(self, path: str, **kwargs: object) -> httpx.Response:
         return httpx.get(f"{self.base_url}{path}", timeout=10, **kwargs)  # type: ignore[arg-type]
@@ -68,8 +47,7 @@ class SampleServer:
     def stop(self) -> None:
         for client in self.clients:
             client.close()
-        self.server.should_exit = True
-        self.thread.join(timeout=10)
+        self.server.stop()
 
 
 @pytest.fixture

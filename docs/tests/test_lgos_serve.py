@@ -5,41 +5,33 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
-import time
 
 import httpx
-from conftest import SAMPLES, free_port
+from conftest import SAMPLES
+from lgos_testkit import free_port, running
 
 
-def test_lgos_serve_runs_the_registry_named_by_lgos_registry():
+def test_lgos_serve_runs_the_registry_named_by_lgos_registry(tmp_path):
     port = free_port()
     lgos = shutil.which("lgos")
     assert lgos is not None
-    server = subprocess.Popen(
+    base = f"http://127.0.0.1:{port}/v1"
+    with running(
         [lgos, "serve", "--host", "127.0.0.1", "--port", str(port)],
+        log=tmp_path / "lgos.log",
+        name="lgos serve",
         env={
             **os.environ,
             "LGOS_REGISTRY": "first_app:registry",
             "PYTHONPATH": str(SAMPLES),
             "LGOS_LOG_LEVEL": "WARNING",
         },
-    )
-    try:
-        base = f"http://127.0.0.1:{port}/v1"
-        deadline = time.monotonic() + 30
-        while True:
-            assert server.poll() is None, "lgos serve exited during startup"
-            assert time.monotonic() < deadline, "lgos serve did not start"
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.1)
+        health_url=f"{base}/health",
+        timeout=30,
+        stop_timeout=15,
+    ) as server:
         models = httpx.get(f"{base}/models", timeout=5).json()
-    finally:
-        server.send_signal(signal.SIGTERM)
-        returncode = server.wait(timeout=15)
 
     assert [model["id"] for model in models["data"]] == ["echo"]
-    assert returncode in (0, -signal.SIGTERM)  # it stopped on SIGTERM
+    # It stopped on SIGTERM (not killed after the stop timeout).
+    assert server.process.returncode in (0, -signal.SIGTERM)

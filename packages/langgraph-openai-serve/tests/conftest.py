@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from langgraph_openai_serve import (
     LanggraphOpenaiServe,
     Settings,
 )
+from lgos_testkit import free_port
 from openai import AsyncOpenAI
 
 pytest_plugins = ["postgres_fixtures"]
@@ -59,13 +59,6 @@ async def make_client() -> AsyncIterator[ClientFactory]:
     yield make
     for http in http_clients:
         await http.aclose()
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 class LiveServer:

@@ -12,7 +12,8 @@ import uuid
 import httpx
 import openai
 import pytest
-from conftest import TESTS_DIR, free_port
+from conftest import TESTS_DIR
+from lgos_testkit import free_port
 from openai import OpenAI
 
 pytestmark = pytest.mark.timeout(180)

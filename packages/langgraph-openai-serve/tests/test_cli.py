@@ -13,8 +13,9 @@ import time
 
 import httpx
 import pytest
-from conftest import TESTS_DIR, free_port
+from conftest import TESTS_DIR
 from langgraph_openai_serve import cli
+from lgos_testkit import free_port
 
 
 def _serve(tmp_path, *args: str, **env: str) -> tuple[subprocess.Popen[str], int]:

@@ -17,15 +17,13 @@ from lgos_chainlit.catalog import LgosCatalog
 from lgos_chainlit.chats import ChatState, ChatStore
 from lgos_chainlit.conversation import Conversation
 from lgos_chainlit.files import FilesClient
+from lgos_testkit import FilesApi, ThreadServer, files_api_on_seaweedfs
 from openai import AsyncOpenAI
 from ui_lgos_app import FilesAccess, Recorder, create_app
 from ui_support import (
+    FILES_BUCKET,
     GRAPH_FILES_KEY,
     UI_FILES_KEY,
-    FilesServer,
-    ThreadServer,
-    files_api,
-    seaweedfs,
 )
 
 ConversationFactory = Callable[..., Awaitable[Conversation]]
@@ -43,16 +41,19 @@ class LgosServer:
 
 
 @pytest.fixture(scope="session")
-def files_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FilesServer]:
-    root = tmp_path_factory.mktemp("seaweed")
-    with seaweedfs(root) as s3_url, files_api(s3_url, root / "files.log") as server:
+def files_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FilesApi]:
+    """The Files API on SeaweedFS; one owner with the UI's and the graphs' key."""
+    keys = {UI_FILES_KEY: "chat", GRAPH_FILES_KEY: "chat"}
+    with files_api_on_seaweedfs(
+        tmp_path_factory.mktemp("seaweed"), bucket=FILES_BUCKET, keys=keys
+    ) as server:
         yield server
 
 
 @pytest.fixture(scope="session")
-def lgos(files_server: FilesServer) -> Iterator[LgosServer]:
+def lgos(files_server: FilesApi) -> Iterator[LgosServer]:
     recorder = Recorder()
-    files = FilesAccess(url=files_server.url, key=GRAPH_FILES_KEY)
+    files = FilesAccess(url=files_server.openai_url, key=GRAPH_FILES_KEY)
     with ThreadServer(create_app(files, recorder)) as server:
         yield LgosServer(base_url=f"{server.url}/v1", recorder=recorder)
 
@@ -71,9 +72,12 @@ async def client(lgos: LgosServer) -> AsyncIterator[AsyncOpenAI]:
 
 
 @pytest.fixture
-async def files(files_server: FilesServer) -> AsyncIterator[FilesClient]:
+async def files(files_server: FilesApi) -> AsyncIterator[FilesClient]:
     sdk = AsyncOpenAI(
-        base_url=files_server.url, api_key=UI_FILES_KEY, max_retries=0, timeout=30
+        base_url=files_server.openai_url,
+        api_key=UI_FILES_KEY,
+        max_retries=0,
+        timeout=30,
     )
     yield FilesClient(sdk, max_download_bytes=1024 * 1024)
     await sdk.close()

@@ -6,20 +6,19 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import httpx
 import pytest
 from lgos_chainlit.cli import APP, chainlit_command, main, prepare_home
-from ui_support import free_ports, stop, wait_until
+from lgos_testkit import free_port, running
 
 
 @contextlib.contextmanager
 def start_ui(lgos, files_server, tmp_path, **extra_env):
     """The UI started by its console command; yields (base URL, home, cwd)."""
-    port = free_ports(1)[0]
+    port = free_port()
     home, cwd = tmp_path / "home", tmp_path / "cwd"
     cwd.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("LGOS_CHAINLIT_")}
@@ -27,34 +26,22 @@ def start_ui(lgos, files_server, tmp_path, **extra_env):
         "LGOS_CHAINLIT_HOME": str(home),
         "LGOS_CHAINLIT_CATALOG": "lgos",
         "LGOS_CHAINLIT_GATEWAY_URL": lgos.base_url,
-        "LGOS_CHAINLIT_FILES_URL": files_server.url,
+        "LGOS_CHAINLIT_FILES_URL": files_server.openai_url,
         **extra_env,
     }
     env.pop("CHAINLIT_AUTH_SECRET", None)
-    log = tmp_path / "ui.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "lgos_chainlit", "--port", str(port)],
-            cwd=cwd,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
     url = f"http://127.0.0.1:{port}"
-
-    def serving() -> bool:
-        if process.poll() is not None:
-            raise RuntimeError(f"the UI exited early:\n{log.read_text()[-3000:]}")
-        try:
-            return httpx.get(url, timeout=2).status_code == 200
-        except httpx.TransportError:
-            return False
-
-    try:
-        wait_until(serving, 60, "the Chainlit UI")
+    with running(
+        [sys.executable, "-m", "lgos_chainlit", "--port", str(port)],
+        log=tmp_path / "ui.log",
+        name="the Chainlit UI",
+        env=env,
+        cwd=cwd,
+        health_url=url,
+        timeout=60,
+        stop_timeout=15,
+    ):
         yield url, home, cwd
-    finally:
-        stop(process)
 
 
 @pytest.fixture

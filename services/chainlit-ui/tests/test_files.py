@@ -64,7 +64,9 @@ async def test_an_image_is_uploaded_charted_shown_and_answered(
         "completed",
         "completed",
     ]
-    async with AsyncOpenAI(base_url=files_server.url, api_key=UI_FILES_KEY) as sdk:
+    async with AsyncOpenAI(
+        base_url=files_server.openai_url, api_key=UI_FILES_KEY
+    ) as sdk:
         uploaded = await sdk.files.retrieve(attached["file_id"])
     assert (uploaded.filename, uploaded.purpose) == ("sales.csv", "user_data")
 
@@ -128,7 +130,9 @@ async def test_display_file_is_offered_only_with_a_files_api(make_conversation):
 
 
 async def test_downloads_larger_than_the_limit_are_refused(files_server):
-    async with AsyncOpenAI(base_url=files_server.url, api_key=UI_FILES_KEY) as sdk:
+    async with AsyncOpenAI(
+        base_url=files_server.openai_url, api_key=UI_FILES_KEY
+    ) as sdk:
         created = await sdk.files.create(
             file=("big.bin", b"x" * 2048, "application/octet-stream"),
             purpose="user_data",

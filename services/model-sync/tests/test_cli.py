@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 import yaml
 from conftest import SyncCli
+from lgos_testkit import free_port
 from model_sync_support import (
     KEY_ENV,
     LGOS_KEY,
     CatalogServer,
     LgosServer,
     deployment_spec,
-    free_port,
 )
 
 ORIGINAL = """\

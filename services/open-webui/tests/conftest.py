@@ -28,18 +28,22 @@ from lgos_demos.registry import build_demo_registry
 from lgos_demos.search.app import create_app as create_search
 from lgos_demos.settings import DemoSettings
 from lgos_open_webui.cli import run
+from lgos_testkit import (
+    ThreadServer,
+    files_api_on_seaweedfs,
+    lgos_routes,
+    litellm,
+    litellm_config,
+)
 from owui_support import (
+    FILES_BUCKET,
     GRAPH_FILES_KEY,
     LITELLM_MASTER_KEY,
     UI_FILES_KEY,
     OpenWebUIServer,
     Recorder,
-    ThreadServer,
-    files_api,
-    litellm,
     load_function,
     open_webui,
-    seaweedfs,
 )
 
 GRAPHS = ("simple", "citations", "interrupts", "file-display", "server-tools")
@@ -58,9 +62,11 @@ class Stack:
 
 @pytest.fixture(scope="session")
 def files_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("seaweed")
-    with seaweedfs(root) as s3_url, files_api(s3_url, root / "files.log") as url:
-        yield url
+    keys = {UI_FILES_KEY: "chat", GRAPH_FILES_KEY: "chat"}
+    with files_api_on_seaweedfs(
+        tmp_path_factory.mktemp("seaweed"), bucket=FILES_BUCKET, keys=keys
+    ) as api:
+        yield api.openai_url
 
 
 def _demo_api(settings: DemoSettings, seen: list[tuple[str, str]]) -> FastAPI:
@@ -93,23 +99,10 @@ def stack(files_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         seen: list[tuple[str, str]] = []
         with ThreadServer(_demo_api(settings, seen)) as api:
             lgos_url = f"{api.url}/v1"
-            entries = []
-            for graph in GRAPHS:
-                detail = httpx.get(f"{lgos_url}/models/{graph}").json()["lgos"]
-                entries.append(
-                    {
-                        "model_name": f"lgos/{graph}",
-                        "litellm_params": {
-                            "model": f"openai/{graph}",
-                            "api_base": lgos_url,
-                            "api_key": "no-key",
-                        },
-                        "model_info": {"lgos": detail},
-                    }
-                )
-            workdir = tmp_path_factory.mktemp("litellm")
-            with litellm(entries, workdir) as gateway:
-                yield Stack(lgos_url, f"{gateway}/v1", files_url, seen)
+            config = tmp_path_factory.mktemp("litellm") / "litellm.yaml"
+            config.write_text(litellm_config(lgos_routes(lgos_url, GRAPHS)))
+            with litellm(config, LITELLM_MASTER_KEY) as gateway:
+                yield Stack(lgos_url, gateway.openai_url, files_url, seen)
 
 
 @pytest.fixture(scope="session")

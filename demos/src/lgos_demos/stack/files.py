@@ -29,6 +29,33 @@ _WEED_INTERNAL_PORTS = (
 )
 
 
+def weed_mini_argv(weed: str, root: Path, s3_port: int) -> list[str]:
+    """``weed mini`` with S3 on ``s3_port`` and its data, logs and sockets in
+    ``root`` (which holds ``data``, ``log`` and ``tmp``); every internal port
+    is picked free. The test kit starts SeaweedFS with the same command."""
+    internal = dict(
+        zip(_WEED_INTERNAL_PORTS, free_ports(len(_WEED_INTERNAL_PORTS)), strict=True)
+    )
+    return [
+        weed,
+        f"-logdir={root / 'log'}",
+        "mini",
+        f"-dir={root / 'data'}",
+        f"-ip={LOOPBACK}",
+        f"-ip.bind={LOOPBACK}",
+        "-master.telemetry=false",
+        "-webdav=false",
+        "-admin.ui=false",
+        "-s3.port.iceberg=0",
+        "-s3.port.lance=0",
+        f"-s3.port={s3_port}",
+        f"-s3.localSocket={root / 's3.sock'}",
+        f"-filer.localSocket={root / 'filer.sock'}",
+        "-idleTimeout=3",
+        *(f"-{flag}={port}" for flag, port in internal.items()),
+    ]
+
+
 def file_services(
     state_dir: Path, s3_port: int, files_port: int, weed: str, api_key: str
 ) -> list[Service]:
@@ -36,30 +63,10 @@ def file_services(
     root = state_dir / "seaweedfs"
     for name in ("data", "log", "tmp"):
         (root / name).mkdir(parents=True, exist_ok=True)
-    internal = dict(
-        zip(_WEED_INTERNAL_PORTS, free_ports(len(_WEED_INTERNAL_PORTS)), strict=True)
-    )
     s3 = f"http://{LOOPBACK}:{s3_port}"
     seaweed = Service(
         name="SeaweedFS",
-        argv=[
-            weed,
-            f"-logdir={root / 'log'}",
-            "mini",
-            f"-dir={root / 'data'}",
-            f"-ip={LOOPBACK}",
-            f"-ip.bind={LOOPBACK}",
-            "-master.telemetry=false",
-            "-webdav=false",
-            "-admin.ui=false",
-            "-s3.port.iceberg=0",
-            "-s3.port.lance=0",
-            f"-s3.port={s3_port}",
-            f"-s3.localSocket={root / 's3.sock'}",
-            f"-filer.localSocket={root / 'filer.sock'}",
-            "-idleTimeout=3",
-            *(f"-{flag}={port}" for flag, port in internal.items()),
-        ],
+        argv=weed_mini_argv(weed, root, s3_port),
         port=s3_port,
         url=s3,
         health_url=s3,

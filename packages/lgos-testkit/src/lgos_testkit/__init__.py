@@ -1,0 +1,55 @@
+"""Real-process helpers the LGOS test suites share (dev-only).
+
+Each module has one job; import from the module (``lgos_testkit.litellm``,
+``lgos_testkit.storage``...) or from here.
+"""
+
+from lgos_testkit.litellm import (
+    LITELLM_BIN,
+    LITELLM_OFFLINE_ENV,
+    LiteLLM,
+    lgos_routes,
+    litellm,
+    litellm_config,
+    litellm_env,
+    start_litellm,
+)
+from lgos_testkit.net import free_port, free_ports, http_ok, wait_until
+from lgos_testkit.processes import RunningProcess, pid_alive, running, start_process
+from lgos_testkit.storage import (
+    FilesApi,
+    S3Endpoint,
+    files_api,
+    files_api_env,
+    files_api_on_seaweedfs,
+    seaweedfs,
+    start_files_api,
+)
+from lgos_testkit.threads import ThreadServer
+
+__all__ = [
+    "LITELLM_BIN",
+    "LITELLM_OFFLINE_ENV",
+    "FilesApi",
+    "LiteLLM",
+    "RunningProcess",
+    "S3Endpoint",
+    "ThreadServer",
+    "files_api",
+    "files_api_env",
+    "files_api_on_seaweedfs",
+    "free_port",
+    "free_ports",
+    "http_ok",
+    "lgos_routes",
+    "litellm",
+    "litellm_config",
+    "litellm_env",
+    "pid_alive",
+    "running",
+    "seaweedfs",
+    "start_files_api",
+    "start_litellm",
+    "start_process",
+    "wait_until",
+]

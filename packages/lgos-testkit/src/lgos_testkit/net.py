@@ -1,0 +1,60 @@
+"""Free loopback ports and polling until something holds."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+
+import httpx
+
+LOOPBACK = "127.0.0.1"
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free loopback ports.
+
+    The sockets are held open together while choosing, so the ports differ;
+    another process may still take one before the caller binds it.
+    """
+    if count < 1:
+        raise ValueError(f"free_ports: count must be at least 1, got {count}")
+    sockets: list[socket.socket] = []
+    try:
+        for _ in range(count):
+            sock = socket.socket()
+            sock.bind((LOOPBACK, 0))
+            sockets.append(sock)
+        return [int(sock.getsockname()[1]) for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def free_port() -> int:
+    """One free loopback port."""
+    return free_ports(1)[0]
+
+
+def wait_until(
+    check: Callable[[], bool], timeout: float, what: str, interval: float = 0.05
+) -> None:
+    """Call ``check`` every ``interval`` seconds until it returns true.
+
+    Raises ``TimeoutError`` naming ``what`` after ``timeout`` seconds; an
+    exception from ``check`` propagates at once (a process that died).
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(interval)
+    raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+def http_ok(url: str, timeout: float = 2) -> bool:
+    """Whether ``GET url`` answers 2xx now (a refused connection is ``False``)."""
+    try:
+        return httpx.get(url, timeout=timeout).is_success
+    except httpx.TransportError:
+        return False

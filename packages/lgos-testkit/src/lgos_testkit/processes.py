@@ -1,0 +1,124 @@
+"""A real subprocess for a test: output in a log file, stopped by its PID."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from lgos_testkit.net import http_ok, wait_until
+
+
+@dataclass(frozen=True)
+class RunningProcess:
+    """A process a test started; its stdout and stderr go to ``log``."""
+
+    process: subprocess.Popen[bytes]
+    log: Path
+    name: str
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def exited(self) -> bool:
+        return self.process.poll() is not None
+
+    def log_tail(self, chars: int = 3000) -> str:
+        """The end of the log (kept after the process stopped)."""
+        if not self.log.exists():
+            return ""
+        return self.log.read_text(errors="replace")[-chars:]
+
+    def wait_healthy(self, url: str, timeout: float) -> None:
+        """Wait until ``GET url`` answers 2xx.
+
+        Raises ``RuntimeError`` with the log tail as soon as the process
+        exits, ``TimeoutError`` (also with the log tail) after ``timeout``.
+        """
+
+        def healthy() -> bool:
+            if self.exited():
+                raise RuntimeError(
+                    f"{self.name} exited (code {self.process.returncode}) before "
+                    f"{url} answered:\n{self.log_tail()}"
+                )
+            return http_ok(url)
+
+        try:
+            wait_until(healthy, timeout, f"{self.name} at {url}")
+        except TimeoutError as error:
+            raise TimeoutError(f"{error}:\n{self.log_tail()}") from None
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> None:
+        """Send ``sig`` to this PID only; SIGKILL if it has not exited in time."""
+        if self.exited():
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, sig)
+        try:
+            self.process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this PID exists (a zombie counts as alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def start_process(
+    command: Sequence[str | os.PathLike[str]],
+    *,
+    log: Path,
+    name: str,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    append: bool = False,
+) -> RunningProcess:
+    """Start ``command`` with stdout and stderr in ``log`` (appended with
+    ``append``, e.g. for a restart); returns without waiting."""
+    with log.open("ab" if append else "wb") as out:
+        process = subprocess.Popen(
+            [os.fspath(part) for part in command],
+            env=None if env is None else dict(env),
+            cwd=cwd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    return RunningProcess(process=process, log=log, name=name)
+
+
+@contextlib.contextmanager
+def running(
+    command: Sequence[str | os.PathLike[str]],
+    *,
+    log: Path,
+    name: str,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    health_url: str | None = None,
+    timeout: float = 30,
+    stop_signal: int = signal.SIGTERM,
+    stop_timeout: float = 20,
+) -> Iterator[RunningProcess]:
+    """Run ``command`` for the ``with`` block: once ``health_url`` (if given)
+    answers 2xx, yield it; afterwards stop it by PID. The log stays."""
+    started = start_process(command, log=log, name=name, env=env, cwd=cwd)
+    try:
+        if health_url is not None:
+            started.wait_healthy(health_url, timeout)
+        yield started
+    finally:
+        started.stop(stop_signal, stop_timeout)
