@@ -18,12 +18,12 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import openai
 import postgres_client
 import psycopg
 import pytest
-from conftest import SAMPLES, expected_output, free_port
+from conftest import SAMPLES, expected_output
+from lgos_testkit import free_port, start_process
 from openai import OpenAI
 
 pytestmark = pytest.mark.timeout(90)
@@ -59,40 +59,27 @@ class ApiProcess:
 
     def __init__(self, env: dict[str, str], log: Path) -> None:
         self.port = free_port()
-        self.log = log
-        command = [sys.executable, "-m", "uvicorn", "postgres_app:app"]
-        with log.open("wb") as output:
-            self.process = subprocess.Popen(
-                [*command, "--host", "127.0.0.1", "--port", str(self.port)],
-                cwd=SAMPLES,
-                env=env,
-                stdout=output,
-                stderr=subprocess.STDOUT,
-            )
+        self.process = start_process(
+            [
+                *(sys.executable, "-m", "uvicorn", "postgres_app:app"),
+                *("--host", "127.0.0.1", "--port", str(self.port)),
+            ],
+            log=log,
+            name=f"API on port {self.port}",
+            env=env,
+            cwd=SAMPLES,
+        )
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def wait_ready(self, deadline: float) -> None:
-        while True:
-            if self.process.poll() is not None:
-                pytest.fail(f"the API process exited:\n{self.log.read_text()}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"the API process did not start:\n{self.log.read_text()}")
-            try:
-                if httpx.get(f"{self.base_url}/health", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.1)
+        timeout = max(deadline - time.monotonic(), 1.0)
+        self.process.wait_healthy(f"{self.base_url}/health", timeout)
 
     def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        self.process.stop(signal.SIGTERM, 15)
 
 
 @pytest.fixture(scope="module")
