@@ -110,10 +110,11 @@ def _keep_stack_logs(state: Path) -> None:
         shutil.copy(state / "stack.out", target / "stack.out")
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The first test also waits for the stack to start (pytest-timeout
-    counts fixture setup): give it that time on top of its own."""
+    counts fixture setup): give it that time on top of its own. Last, so the
+    first test is the first one left after ``-k`` deselection."""
     if items and items[0].get_closest_marker("timeout") is None:
         items[0].add_marker(pytest.mark.timeout(STACK_START_SECONDS + 120))
 

@@ -1,5 +1,6 @@
 """Chainlit journeys with buttons and files: refund interrupts (also across a
-reload) and a CSV charted through ``display_file``."""
+reload), a CSV charted through ``display_file``, and background runs (the
+answer arriving, and cancelling one with its button)."""
 
 from __future__ import annotations
 
@@ -65,3 +66,42 @@ def test_an_uploaded_csv_comes_back_as_a_displayed_chart(
     expect(chainlit.answer_containing("display_file returned")).to_contain_text(
         '"displayed"'
     )
+
+
+RUNNING = "Running in the background"
+CANCELLED = "The background run was cancelled"
+
+
+def _start_a_background_run(chainlit: ChainlitPage, text: str) -> None:
+    """Submit ``text`` to the demos' ``background`` graph (4 steps of 1.5 s,
+    then the answer) with the chat's "Run in background" switch on."""
+    chainlit.pick_graph("lgos/background")
+    dialog = chainlit.open_settings()
+    dialog.get_by_role("switch", name="Run in background").click()
+    chainlit.confirm_settings(dialog)
+    chainlit.send(text)
+    expect(chainlit.answer_containing(RUNNING)).to_be_visible()
+
+
+def test_a_background_run_shows_its_answer_when_it_ends(chainlit: ChainlitPage):
+    _start_a_background_run(chainlit, "Prepare the monthly report")
+    # The handler returned: the run's Cancel button is live while it runs.
+    expect(chainlit.button("Cancel")).to_be_enabled()
+
+    answer = chainlit.answer_containing("finished after 4 steps")
+    expect(answer).to_be_visible()
+    expect(answer).to_contain_text("Step 4/4")
+    expect(chainlit.button("Cancel")).to_have_count(0)
+    expect(chainlit.page.get_by_text(CANCELLED)).to_have_count(0)
+
+
+def test_a_background_run_is_cancelled_with_its_button(chainlit: ChainlitPage):
+    _start_a_background_run(chainlit, "Prepare the quarterly report")
+
+    # Clicked as soon as it can be: the run has about 6 s of steps to go.
+    chainlit.button("Cancel").click()
+
+    expect(chainlit.answer_containing(CANCELLED)).to_be_visible()
+    # Cancelled is terminal: no answer can arrive after it is shown.
+    expect(chainlit.answer_containing("finished after")).to_have_count(0)
+    expect(chainlit.button("Cancel")).to_have_count(0)

@@ -85,7 +85,13 @@ class ChainlitPage:
         return int(self.page.evaluate("() => window.__lgosChatStarts || 0"))
 
     def pick_graph(self, model: str) -> None:
-        """Choose ``model`` in the profile selector; wait for its new chat."""
+        """Choose ``model`` in the profile selector; wait for its new chat.
+
+        Choosing the profile already selected (the first one, right after
+        logging in) starts no new chat: its chat is the current one."""
+        profiles = self.page.locator("#chat-profiles")
+        if profiles.inner_text().strip() == model:
+            return
         before = self._chat_starts()
         self.page.locator("#chat-profiles").click()
         self.page.locator(f'[data-test="select-item:{model}"]').click()

@@ -24,6 +24,7 @@ from lgos_chainlit.events import (
     Notice,
     TurnFinished,
 )
+from lgos_chainlit.follow import NO_EVENTS_NOTICE
 from lgos_chainlit.presentation import status_text
 from openai import AsyncOpenAI
 from ui_lgos_app import background_answer
@@ -82,12 +83,20 @@ class _CutStream(httpx.AsyncByteStream):
 
 class _Transport(httpx.AsyncBaseTransport):
     """Real HTTP that records the stream retrievals; it can cut the first one
-    short or refuse all of them (a gateway that cannot stream a retrieve)."""
+    short, refuse all of them, or answer them with the JSON snapshot (gateways
+    that cannot stream a retrieve)."""
 
-    def __init__(self, *, cut_after: int | None = None, refuse: bool = False):
+    def __init__(
+        self,
+        *,
+        cut_after: int | None = None,
+        refuse: bool = False,
+        snapshot: bool = False,
+    ):
         self.inner = httpx.AsyncHTTPTransport()
         self.cut_after = cut_after
         self.refuse = refuse
+        self.snapshot = snapshot
         self.stream_queries: list[dict[str, str]] = []
         self.polls = 0
 
@@ -100,6 +109,11 @@ class _Transport(httpx.AsyncBaseTransport):
             if self.refuse:
                 error = {"message": "streaming is not supported here"}
                 return httpx.Response(400, json={"error": error}, request=request)
+            if self.snapshot:
+                # What LiteLLM 1.108.7 does: the JSON snapshot, not a stream.
+                params = request.url.params.remove("stream").remove("starting_after")
+                request = httpx.Request("GET", request.url.copy_with(params=params))
+                return await self.inner.handle_async_request(request)
         response = await self.inner.handle_async_request(request)
         if streaming and self.cut_after is not None:
             assert isinstance(response.stream, httpx.AsyncByteStream)
@@ -377,3 +391,47 @@ async def test_a_background_resume_is_picked_up_after_a_reload(
     assert state.items[-1]["content"][0]["text"] == "Refund reject."
     calls = [item for item in state.items if item["type"] == "function_call"]
     assert [call["call_id"] for call in calls] == [asked.prompt.call_id]
+
+
+async def test_a_snapshot_instead_of_a_stream_is_polled_to_the_answer(
+    lgos, store, thread_id
+):
+    transport = _Transport(snapshot=True)
+    async with httpx.AsyncClient(transport=transport, timeout=30) as http:
+        client = AsyncOpenAI(
+            base_url=lgos.base_url, api_key="ui", max_retries=0, http_client=http
+        )
+        chat = await _chat(client, store, thread_id)
+        chat.poll_interval = 0.05
+
+        events = await collect(chat.send("slow, snapshot me"))
+
+    assert len(transport.stream_queries) == 1  # then it polls
+    assert Notice("info", NO_EVENTS_NOTICE) in events
+    assert transport.polls >= 2
+    (replaced,) = [e for e in events if isinstance(e, AnswerReplaced)]
+    assert replaced.text == background_answer("slow, snapshot me", 1)
+    assert _finished(events).status == "completed"
+    assert len(store.load(thread_id).items) == 3
+
+
+async def test_polling_gives_up_with_a_message_after_its_limit(lgos, store, thread_id):
+    transport = _Transport(snapshot=True)
+    async with httpx.AsyncClient(transport=transport, timeout=30) as http:
+        client = AsyncOpenAI(
+            base_url=lgos.base_url, api_key="ui", max_retries=0, http_client=http
+        )
+        chat = await _chat(client, store, thread_id)
+        chat.poll_interval = 0.05
+        chat.poll_limit = 0.5
+
+        events = await collect(chat.send("slow, wait for me"))
+        await collect(chat.cancel())  # the test's run stops here
+
+    notice = events[-1]
+    assert isinstance(notice, Notice)
+    assert notice.level == "error"
+    assert "still going after 0.5 s of waiting" in notice.text
+    assert "send a message to follow it again" in notice.text
+    assert not any(isinstance(e, TurnFinished) for e in events)
+    assert store.load(thread_id).running is None

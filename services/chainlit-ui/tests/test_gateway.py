@@ -14,14 +14,23 @@ from lgos_chainlit.catalog import (
 )
 from lgos_chainlit.chats import ChatState
 from lgos_chainlit.conversation import Conversation
-from lgos_chainlit.events import AnswerDelta, CommentaryDone, InterruptAsked
+from lgos_chainlit.events import (
+    AnswerDelta,
+    AnswerReplaced,
+    BackgroundEnded,
+    BackgroundStarted,
+    CommentaryDone,
+    InterruptAsked,
+    TurnFinished,
+)
 from lgos_testkit import lgos_routes, litellm, litellm_config
 from openai import AsyncOpenAI
+from ui_lgos_app import background_answer
 from ui_support import LITELLM_MASTER_KEY, collect
 
 pytestmark = pytest.mark.anyio
 
-GATEWAY_MODELS = ("echo", "refund", "tools")
+GATEWAY_MODELS = ("echo", "refund", "tools", "background")
 
 
 @pytest.fixture(scope="session")
@@ -86,7 +95,13 @@ async def test_litellm_model_info_carries_the_complete_extension(litellm_catalog
     graphs = {graph.model: graph for graph in await litellm_catalog.list_graphs()}
     echo = await litellm_catalog.describe("lgos/echo")
 
-    assert set(graphs) == {"lgos/echo", "lgos/refund", "lgos/tools", "bare/plain"}
+    assert set(graphs) == {
+        "lgos/echo",
+        "lgos/refund",
+        "lgos/tools",
+        "lgos/background",
+        "bare/plain",
+    }
     assert echo.description == "Echoes settings and what it saw."
     assert echo.client_settings["json_schema"]["properties"]["depth"]["maximum"] == 5
     assert graphs["lgos/tools"].server_tools == ("package_version", "web_search")
@@ -141,6 +156,55 @@ async def test_interrupts_resume_through_litellm(
 
     answer = "".join(e.text for e in events if isinstance(e, AnswerDelta))
     assert answer == "Refund approve.", events
+
+
+async def _background_chat(litellm_catalog, gateway_client, store, thread_id):
+    graph = await litellm_catalog.describe("lgos/background")
+    state = ChatState(thread_id, graph.model, background=True)
+    chat = Conversation(gateway_client, graph, state, store)
+    chat.poll_interval = 0.1
+    return chat
+
+
+async def test_a_background_run_through_litellm_is_polled_to_its_answer(
+    gateway_client, litellm_catalog, store, thread_id
+):
+    # LiteLLM answers ``GET /responses/{id}?stream=true`` with the JSON
+    # snapshot: no events, so the follower reads the snapshot (polling while
+    # the run goes) and shows the whole answer when the run ends.
+    chat = await _background_chat(litellm_catalog, gateway_client, store, thread_id)
+
+    events = await collect(chat.send("slow, through the gateway"))
+
+    (replaced,) = [e for e in events if isinstance(e, AnswerReplaced)]
+    assert replaced.text == background_answer("slow, through the gateway", 1)
+    (finished,) = [e for e in events if isinstance(e, TurnFinished)]
+    assert finished.status == "completed"
+    state = store.load(thread_id)
+    assert state.running is None
+    assert state.items[-1]["content"][0]["text"] == replaced.text
+
+
+async def test_a_background_run_through_litellm_is_cancelled(
+    gateway_client, litellm_catalog, store, thread_id
+):
+    chat = await _background_chat(litellm_catalog, gateway_client, store, thread_id)
+
+    events = []
+    async for event in chat.send("slow, please"):
+        events.append(event)
+        if isinstance(event, BackgroundStarted):
+            # The Cancel button, pressed as soon as it is shown.
+            assert await collect(chat.cancel()) == []
+
+    (finished,) = [e for e in events if isinstance(e, TurnFinished)]
+    assert finished.status == "cancelled"
+    ended = next(e for e in events if isinstance(e, BackgroundEnded))
+    assert ended.status == "cancelled"
+    assert not any(isinstance(e, AnswerDelta) for e in events)
+    state = store.load(thread_id)
+    assert state.running is None
+    assert state.items == []
 
 
 def test_malformed_extensions_degrade_field_by_field():

@@ -30,6 +30,7 @@ from lgos_chainlit.config import UIConfig
 from lgos_chainlit.conversation import Attachment, Conversation
 from lgos_chainlit.datalayer import FileDataLayer
 from lgos_chainlit.events import Notice
+from lgos_chainlit.followers import Followers
 from lgos_chainlit.runtime_settings import (
     SettingField,
     SettingsError,
@@ -50,6 +51,7 @@ from lgos_chainlit.view import (
 TOOL_PREFIX = "tool:"
 SETTING_PREFIX = "setting:"
 BACKGROUND_SETTING = "lgos:background"
+FOLLOWERS_KEY = "lgos_followers"
 
 
 @functools.cache
@@ -121,8 +123,27 @@ async def _open(thread_id: str) -> Conversation | None:
     await TurnView().render(chat.ask_pending())
     if chat.state.running is not None:
         # A background run was in flight when the page went away.
-        await TurnView().render(chat.follow_running())
+        await TurnView().render(chat.follow_running(), _followers())
     return chat
+
+
+async def _report_follower_error(exc: Exception) -> None:
+    await notify(
+        Notice(
+            "error",
+            f"Following the background run failed: {exc or type(exc).__name__}. "
+            "Send a message to follow it again.",
+        )
+    )
+
+
+def _followers() -> Followers:
+    """The session's background-run followers (tasks outliving handlers)."""
+    followers = cl.user_session.get(FOLLOWERS_KEY)
+    if not isinstance(followers, Followers):
+        followers = Followers(_report_follower_error)
+        cl.user_session.set(FOLLOWERS_KEY, followers)
+    return followers
 
 
 def _widget(field: SettingField, value: Any) -> InputWidget:
@@ -194,6 +215,13 @@ async def on_chat_resume(thread: Any) -> None:
     await _open(str(thread["id"]))
 
 
+@cl.on_chat_end
+async def on_chat_end() -> None:
+    followers = cl.user_session.get(FOLLOWERS_KEY)
+    if isinstance(followers, Followers):
+        await followers.close()
+
+
 @cl.on_settings_update
 async def on_settings_update(values: dict[str, Any]) -> None:
     chat = _conversation()
@@ -230,7 +258,7 @@ async def on_message(message: cl.Message) -> None:
     if prompt is not None:
         await clear_question()
         await TurnView().render(
-            chat.answer(prompt.call_id, message.content, typed=True)
+            chat.answer(prompt.call_id, message.content, typed=True), _followers()
         )
         return
     attachments = [
@@ -238,7 +266,7 @@ async def on_message(message: cl.Message) -> None:
         for element in message.elements or []
         if element.path
     ]
-    await TurnView().render(chat.send(message.content, attachments))
+    await TurnView().render(chat.send(message.content, attachments), _followers())
 
 
 @cl.action_callback(INTERRUPT_ACTION)
@@ -249,7 +277,8 @@ async def on_interrupt_choice(action: cl.Action) -> None:
     payload = action.payload
     await clear_question()
     await TurnView().render(
-        chat.answer(str(payload.get("call_id")), str(payload.get("answer")))
+        chat.answer(str(payload.get("call_id")), str(payload.get("answer"))),
+        _followers(),
     )
 
 
@@ -263,5 +292,5 @@ async def on_cancel_background(action: cl.Action) -> None:
     if running is None or running.response_id != action.payload.get("response_id"):
         await notify(Notice("info", "That background run has already ended."))
         return
-    # The follower (the message handler) reports the cancelled run.
-    await TurnView().render(chat.cancel())
+    # The follower task reports the cancelled run.
+    await TurnView().render(chat.cancel(), _followers())

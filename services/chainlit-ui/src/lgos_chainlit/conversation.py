@@ -88,6 +88,9 @@ MAX_CLIENT_ROUNDS = 4
 REATTACH_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0)
 """Pauses before reattaching to a background run's stream without progress."""
 POLL_INTERVAL = 1.0
+"""Seconds between snapshot reads when a run cannot be streamed."""
+POLL_LIMIT = 3600.0
+"""How long a run is polled before the UI stops waiting (it keeps running)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +132,7 @@ class Conversation:
         self.following = False
         """This object is following the chat's background run right now."""
         self.poll_interval = POLL_INTERVAL
+        self.poll_limit = POLL_LIMIT
         self.reattach_delays: Sequence[float] = REATTACH_DELAYS
 
     # ------------------------------------------------------------ request parts
@@ -441,6 +445,7 @@ class Conversation:
                 self.client,
                 self.save,
                 poll_interval=self.poll_interval,
+                poll_limit=self.poll_limit,
                 reattach_delays=self.reattach_delays,
             )
             async with aclosing(follower.follow(run)) as events:

@@ -4,8 +4,11 @@
 after the run's last sequence number, moving that number along (and saving it
 at most once per ``SAVE_INTERVAL``) so a dropped stream or a reloaded chat
 picks up where it left off. When the server refuses to stream a retrieved
-Response it polls instead; a stream that ends without a terminal event (a
-cancelled run has none) is settled by the run's snapshot.
+Response, or answers the stream request with no events at all (LiteLLM 1.108.7
+returns the JSON snapshot for ``?stream=true``), it polls the snapshot instead
+until the run ends, for at most ``poll_limit`` seconds. A stream that ends
+without a terminal event (a cancelled run has none) is settled by the run's
+snapshot.
 """
 
 from __future__ import annotations
@@ -32,6 +35,10 @@ from lgos_chainlit.stream import StreamError, StreamState, read_stream
 
 TERMINAL_STATUSES = frozenset({"completed", "incomplete", "failed", "cancelled"})
 SAVE_INTERVAL = 1.0
+NO_EVENTS_NOTICE = (
+    "The gateway sends no live events for this background run; the answer "
+    "appears when the run ends."
+)
 
 
 @dataclass(frozen=True)
@@ -64,12 +71,16 @@ class RunFollower:
         save: Callable[[], None],
         *,
         poll_interval: float,
+        poll_limit: float,
         reattach_delays: Sequence[float],
     ) -> None:
         self.client = client
         self.save = save
         self.poll_interval = poll_interval
+        self.poll_limit = poll_limit
         self.reattach_delays = reattach_delays
+        self._received = 0
+        """Stream events read from the server so far (any connection)."""
 
     async def follow(
         self, run: BackgroundRun
@@ -80,13 +91,24 @@ class RunFollower:
         stream_state = StreamState()
         response: Any = None
         polling = False
+        deadline = time.monotonic() + self.poll_limit
         failures = 0
         while response is None:
             before = run.sequence
             try:
                 if polling:
-                    response = await self._poll(run)
+                    response = await self._poll(run, deadline)
+                    if response is None:
+                        yield Notice(
+                            "error",
+                            f"The background run {run.response_id} is still "
+                            f"going after {self.poll_limit:g} s of waiting; "
+                            "send a message to follow it again.",
+                        )
+                        return
                 else:
+                    received = self._received
+                    answered = False
                     try:
                         attached = self._attach(run, stream_state, partial)
                         async with aclosing(attached) as events:
@@ -95,16 +117,32 @@ class RunFollower:
                                     response = streamed.response
                                 else:
                                     yield streamed
-                    except (StreamError, APIConnectionError, httpx.HTTPError):
-                        pass  # dropped or ended early: the snapshot tells
+                        answered = True
+                    except StreamError:
+                        answered = True  # ended early: the snapshot tells
+                    except (APIConnectionError, httpx.HTTPError):
+                        pass  # dropped: the snapshot tells
+                    silent = self._received == received
                     if response is None:
                         response = await self._terminal_snapshot(run)
+                        # Settled by the snapshot after a silent stream (one
+                        # that returned only when the run had ended): none of
+                        # the answer was shown, so the whole text replaces it.
+                        partial = partial or (response is not None and silent)
+                    if response is None and answered and silent:
+                        # Not a stream (a JSON snapshot) or an empty one: the
+                        # gateway cannot stream a retrieve, so poll instead.
+                        polling = partial = True
+                        deadline = time.monotonic() + self.poll_limit
+                        yield Notice("info", NO_EVENTS_NOTICE)
+                        continue
             except APIStatusError as exc:
                 if exc.status_code == 404:
                     yield RunLost()
                     return
                 if not polling:
                     polling = partial = True
+                    deadline = time.monotonic() + self.poll_limit
                     yield Notice(
                         "info",
                         f"The run's stream is unavailable ({reason(exc)}); "
@@ -155,6 +193,7 @@ class RunFollower:
         iterator = aiter(events)
         try:
             async for event in iterator:
+                self._received += 1
                 sequence = getattr(event, "sequence_number", None)
                 if isinstance(sequence, int):
                     if sequence <= run.sequence:
@@ -175,10 +214,13 @@ class RunFollower:
         snapshot = await self.client.responses.retrieve(run.response_id)
         return snapshot if snapshot.status in TERMINAL_STATUSES else None
 
-    async def _poll(self, run: BackgroundRun) -> Any:
-        """The run's snapshot, once it is terminal."""
+    async def _poll(self, run: BackgroundRun, deadline: float) -> Any:
+        """The run's snapshot once it is terminal, or ``None`` when it is
+        still going at ``deadline`` (a ``time.monotonic`` value)."""
         while True:
             snapshot = await self.client.responses.retrieve(run.response_id)
             if snapshot.status in TERMINAL_STATUSES:
                 return snapshot
+            if time.monotonic() + self.poll_interval > deadline:
+                return None
             await asyncio.sleep(self.poll_interval)

@@ -20,6 +20,7 @@ imports Chainlit).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 
 import chainlit as cl
@@ -42,6 +43,7 @@ from lgos_chainlit.events import (
     TurnFinished,
     UIEvent,
 )
+from lgos_chainlit.followers import Followers
 from lgos_chainlit.presentation import (
     escape_markdown,
     refusal_prefix,
@@ -66,15 +68,44 @@ class TurnView:
         self._steps: dict[str, cl.Step] = {}
         self._running: cl.Message | None = None
 
-    async def render(self, events: AsyncIterator[UIEvent]) -> None:
+    async def render(
+        self, events: AsyncIterator[UIEvent], followers: Followers | None = None
+    ) -> None:
+        """Show ``events``; with ``followers``, hand them to a follower task
+        once a background run is shown, so the calling handler returns and
+        the run's Cancel button can be clicked (Chainlit disables buttons
+        while a handler runs)."""
         try:
             async for event in events:
                 await self.show(event)
-        finally:
-            if self._running is not None:  # stopped: the run goes on
-                await self._running.remove_actions()
-                self._running = None
+                if followers is not None and isinstance(event, BackgroundStarted):
+                    followers.start(self._carry_on(events))
+                    return
+        except BaseException:
+            await self._drop_cancel_button()  # stopped: the run goes on
+            raise
+        await self._drop_cancel_button()
         await self._finish_answer(None)
+
+    async def _carry_on(self, events: AsyncIterator[UIEvent]) -> None:
+        """The rest of a turn whose background run is followed in a task."""
+        try:
+            async for event in events:
+                await self.show(event)
+        except BaseException:
+            # The chat ended (cancelled) or showing failed: the follower saves
+            # the sequence it reached; the run goes on.
+            with contextlib.suppress(Exception):
+                await _close(events)
+                await self._drop_cancel_button()
+            raise
+        await self._drop_cancel_button()
+        await self._finish_answer(None)
+
+    async def _drop_cancel_button(self) -> None:
+        if self._running is not None:
+            await self._running.remove_actions()
+            self._running = None
 
     async def _message(self) -> cl.Message:
         if self._answer is None:
@@ -154,6 +185,12 @@ class TurnView:
         self._answer = None
         self._refusing = False
         self._citations = []
+
+
+async def _close(events: AsyncIterator[UIEvent]) -> None:
+    aclose = getattr(events, "aclose", None)
+    if aclose is not None:
+        await aclose()
 
 
 async def show_running(event: BackgroundStarted) -> cl.Message:
