@@ -100,12 +100,17 @@ def count(app: str, api: str, stream: bool, requests: int) -> Count:
 
 
 def _switch(control: str, pid: int, state: str) -> None:
-    subprocess.run(
+    # callgrind_control chats on both streams; keep them for a failure only.
+    result = subprocess.run(
         [control, "-i", state, str(pid)],
-        check=True,
-        stdout=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
         timeout=_WAIT_SECONDS,
     )
+    if result.returncode != 0:
+        raise RuntimeError(
+            f"callgrind_control -i {state} failed:\n{result.stdout}{result.stderr}"
+        )
 
 
 def _wait_for(path: Path, child: subprocess.Popen[bytes], log: Path) -> None:
