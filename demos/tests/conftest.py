@@ -20,10 +20,10 @@ from demo_support import (
     clean_env,
     postgres_dir,
     start_stack,
-    stop_stack_process,
 )
 from lgos_demos.settings import DEFAULT_FILES_API_KEY
 from lgos_testkit import pid_alive
+from lgos_testkit.stack import stop_stack
 from openai import OpenAI
 
 
@@ -35,7 +35,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             tmp_path_factory.mktemp("stack"), env=clean_env(), postgres=postgres
         )
         yield running
-        stopped = stop_stack_process(running.process, running.pids)
+        stopped = stop_stack(running.process, running.pids)
     finally:
         shutil.rmtree(postgres, ignore_errors=True)
     left = [name for name, pid in running.pids.items() if pid_alive(pid)]

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
-import signal
-import subprocess
-import sys
 import tempfile
-import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lgos_demos.stack.services import free_ports
+from lgos_testkit.stack import RunningStack
+from lgos_testkit.stack import start_stack as kit_start_stack
 from openai.types.responses import Response
 
 STARTUP_SECONDS = 60
@@ -65,15 +59,8 @@ def chat_text(stream: Iterable[Any]) -> str:
     return "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
 
 
-@dataclass(frozen=True)
-class Stack:
-    """A running stack: its supervisor and each child's PID and URL."""
-
-    process: subprocess.Popen[bytes]
-    state_dir: Path
-    output: Path
-    pids: dict[str, int]
-    urls: dict[str, str]
+class Stack(RunningStack):
+    """A running demo stack, with the URLs these tests use by name."""
 
     @property
     def api_url(self) -> str:
@@ -123,65 +110,15 @@ def start_stack(
 
     LiteLLM (and with it the model sync and the UIs) is left out unless
     ``without`` says otherwise: most tests need only the demo services."""
-    api, model, search, files, s3, pg, litellm, chainlit, webui = free_ports(9)
-    output = state_dir / "stack.out"
-    state_dir.mkdir(parents=True, exist_ok=True)
-    with output.open("wb") as out:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "lgos_demos.stack",
-                f"--state-dir={state_dir}",
-                f"--port={api}",
-                f"--model-port={model}",
-                f"--search-port={search}",
-                f"--files-port={files}",
-                f"--s3-port={s3}",
-                f"--postgres-port={pg}",
-                f"--litellm-port={litellm}",
-                f"--chainlit-port={chainlit}",
-                f"--open-webui-port={webui}",
-                *([f"--postgres-dir={postgres}"] if postgres is not None else []),
-                *(f"--without={name}" for name in without),
-                f"--startup-timeout={startup_seconds}",
-            ],
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-        )
-    state = state_dir / "stack.json"
-    deadline = time.monotonic() + startup_seconds + 10
-    while not state.exists():
-        if process.poll() is not None or time.monotonic() > deadline:
-            stop_stack_process(process, {})
-            raise RuntimeError(f"the stack did not start:\n{output.read_text()}")
-        time.sleep(0.1)
-    services = json.loads(state.read_text())["services"]
-    return Stack(
-        process=process,
-        state_dir=state_dir,
-        output=output,
-        pids={name: s["pid"] for name, s in services.items()},
-        urls={name: s["url"] for name, s in services.items()},
+    running = kit_start_stack(
+        state_dir,
+        env=env,
+        args=(
+            *([f"--postgres-dir={postgres}"] if postgres is not None else []),
+            *(f"--without={name}" for name in without),
+        ),
+        timeout=startup_seconds,
     )
-
-
-def stop_stack_process(
-    process: subprocess.Popen[bytes], pids: dict[str, int], timeout: float = 30
-) -> bool:
-    """SIGINT the supervisor; if it hangs, kill it and its children by PID.
-
-    Returns whether the supervisor stopped on its own in time."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        for pid in pids.values():
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        process.kill()
-        process.wait()
-        return False
-    return True
+    return Stack(
+        running.process, running.state_dir, running.output, running.pids, running.urls
+    )

@@ -11,10 +11,10 @@ from demo_support import (
     clean_env,
     postgres_dir,
     start_stack,
-    stop_stack_process,
 )
 from lgos_demos.stack.services import StackOptions, free_ports, plan_stack
 from lgos_testkit import pid_alive
+from lgos_testkit.stack import stop_stack
 
 
 def test_ctrl_c_stops_every_child_and_configured_services_are_skipped(tmp_path):
@@ -24,7 +24,7 @@ def test_ctrl_c_stops_every_child_and_configured_services_are_skipped(tmp_path):
     try:
         stack = start_stack(tmp_path / "state", env=env, postgres=postgres)
         output = stack.output.read_text()
-        stopped = stop_stack_process(stack.process, stack.pids)
+        stopped = stop_stack(stack.process, stack.pids)
         kept_data = (postgres / "data" / "PG_VERSION").exists()
     finally:
         shutil.rmtree(postgres, ignore_errors=True)

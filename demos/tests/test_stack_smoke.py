@@ -27,10 +27,10 @@ from demo_support import (
     clean_env,
     postgres_dir,
     start_stack,
-    stop_stack_process,
 )
 from lgos_demos.settings import DEFAULT_FILES_API_KEY
 from lgos_testkit import pid_alive
+from lgos_testkit.stack import stop_stack
 from openai import OpenAI
 
 pytestmark = pytest.mark.timeout(480)
@@ -110,7 +110,7 @@ def full_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         yield running
     finally:
         # Normally `down` already stopped it (test_down_...); this is the net.
-        stop_stack_process(running.process, running.pids)
+        stop_stack(running.process, running.pids)
         shutil.rmtree(postgres, ignore_errors=True)
 
 

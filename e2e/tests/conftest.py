@@ -18,34 +18,15 @@ import pytest
 from lgos_e2e.browser import launch_args
 from lgos_e2e.chainlit import ChainlitPage, ChainlitUser
 from lgos_e2e.open_webui import OpenWebUIPage, dismiss_whats_new
-from lgos_e2e.stack import (
-    STARTUP_SECONDS as STACK_START_SECONDS,
-)
-from lgos_e2e.stack import (
-    RunningStack,
-    alive,
-    attach_stack,
-    stack_env,
-    start_stack,
-    stop_stack,
-)
+from lgos_e2e.stack import STARTUP_SECONDS as STACK_START_SECONDS
+from lgos_e2e.stack import stack_env
+from lgos_testkit import pid_alive
+from lgos_testkit.stack import RunningStack, read_stack, start_stack, stop_stack
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, expect
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "e2e" / "results"
 USER = ChainlitUser(name="e2e", password="e2e-password-1")
-# Every port of the stack, picked free (never the defaults a person's stack uses).
-PORT_FLAGS = (
-    "--port",
-    "--model-port",
-    "--search-port",
-    "--files-port",
-    "--s3-port",
-    "--postgres-port",
-    "--litellm-port",
-    "--chainlit-port",
-    "--open-webui-port",
-)
 # Work on the suite against a stack already running with the same users:
 # LGOS_E2E_ATTACH=<its --state-dir> (never in CI: the suite owns its stack).
 ATTACH_VARIABLE = "LGOS_E2E_ATTACH"
@@ -69,7 +50,7 @@ def stack(request: pytest.FixtureRequest) -> Iterator[RunningStack]:
     # its own under the system temp folder (made traversable by the stack).
     attach = os.environ.get(ATTACH_VARIABLE)
     if attach:
-        yield attach_stack(Path(attach))
+        yield read_stack(Path(attach))
         return
     state = Path(tempfile.mkdtemp(prefix="lgos-e2e-stack-"))
     postgres = Path(tempfile.mkdtemp(prefix="lgos-e2e-pg-"))
@@ -81,8 +62,8 @@ def stack(request: pytest.FixtureRequest) -> Iterator[RunningStack]:
         running = start_stack(
             state,
             env=env,
-            port_flags=PORT_FLAGS,
-            extra_args=(f"--postgres-dir={postgres}", f"--tools-dir={REPO / '.tools'}"),
+            args=(f"--postgres-dir={postgres}", f"--tools-dir={REPO / '.tools'}"),
+            timeout=STACK_START_SECONDS,
         )
         assert running.process is not None
         yield running
@@ -95,7 +76,7 @@ def stack(request: pytest.FixtureRequest) -> Iterator[RunningStack]:
     finally:
         shutil.rmtree(postgres, ignore_errors=True)
         shutil.rmtree(state, ignore_errors=True)
-    left = [name for name, pid in running.pids.items() if alive(pid)]
+    left = [name for name, pid in running.pids.items() if pid_alive(pid)]
     assert stopped, f"the stack ignored SIGINT:\n{running.output.read_text()[-3000:]}"
     assert not left, f"still running after the stack stopped: {left}"
 
