@@ -43,10 +43,17 @@ class FilesClient:
                 if response.status_code != 200:
                     await response.aread()
                     raise FilesError(_message(response))
+                declared = int(response.headers.get("content-length") or 0)
+                if declared > max_bytes:
+                    raise FilesError(f"{file_id} is larger than {max_bytes} bytes")
+                # Read to the end (no early exit): httpx's body reader is a
+                # chain of generators that leaving early would leave to the
+                # garbage collector. Beyond the limit nothing more is kept.
                 async for chunk in response.aiter_bytes():
-                    data += chunk
-                    if len(data) > max_bytes:
-                        raise FilesError(f"{file_id} is larger than {max_bytes} bytes")
+                    if len(data) <= max_bytes:
+                        data += chunk
+                if len(data) > max_bytes:
+                    raise FilesError(f"{file_id} is larger than {max_bytes} bytes")
         except httpx.HTTPError as exc:
             raise FilesError(f"reading {file_id} failed: {exc}") from exc
         return bytes(data)

@@ -38,7 +38,6 @@ def start_ui(lgos, files_server, tmp_path, **extra_env):
         env=env,
         cwd=cwd,
         health_url=url,
-        timeout=60,
         stop_timeout=15,
     ):
         yield url, home, cwd

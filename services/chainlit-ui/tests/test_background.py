@@ -3,16 +3,11 @@ after a drop, picking up after a reload), cancel, failure, and polling."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncIterator, Callable
+from contextlib import aclosing
 from typing import Any
 
 import httpx
 import pytest
-from lgos_chainlit.catalog import LgosCatalog
-from lgos_chainlit.chats import ChatState
-from lgos_chainlit.conversation import Conversation
 from lgos_chainlit.events import (
     AnswerDelta,
     AnswerReplaced,
@@ -28,7 +23,7 @@ from lgos_chainlit.follow import NO_EVENTS_NOTICE
 from lgos_chainlit.presentation import status_text
 from openai import AsyncOpenAI
 from ui_lgos_app import background_answer
-from ui_support import collect
+from ui_support import RecordingTransport, background_chat, collect, stopped
 
 pytestmark = pytest.mark.anyio
 
@@ -40,97 +35,6 @@ def _answer(events: list[Any]) -> str:
 def _finished(events: list[Any]) -> TurnFinished:
     (finished,) = [e for e in events if isinstance(e, TurnFinished)]
     return finished
-
-
-async def _stopped(events: AsyncIterator[Any], stop: Callable[[Any], bool]) -> list:
-    """Consume until ``stop`` holds, then cancel the consumer the way Chainlit
-    does when the user presses stop or the page goes away."""
-    seen: list[Any] = []
-    reached = asyncio.Event()
-
-    async def consume() -> None:
-        async for event in events:
-            seen.append(event)
-            if stop(event):
-                reached.set()
-
-    task = asyncio.create_task(consume())
-    await reached.wait()
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
-    return seen
-
-
-class _CutStream(httpx.AsyncByteStream):
-    """A response body that breaks off after ``frames`` SSE events."""
-
-    def __init__(self, inner: httpx.AsyncByteStream, frames: int) -> None:
-        self.inner = inner
-        self.frames = frames
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        seen = 0
-        async for chunk in self.inner:
-            yield chunk
-            seen += chunk.count(b"\n\n")
-            if seen >= self.frames:
-                raise httpx.ReadError("connection dropped (test)")
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-class _Transport(httpx.AsyncBaseTransport):
-    """Real HTTP that records the stream retrievals; it can cut the first one
-    short, refuse all of them, or answer them with the JSON snapshot (gateways
-    that cannot stream a retrieve)."""
-
-    def __init__(
-        self,
-        *,
-        cut_after: int | None = None,
-        refuse: bool = False,
-        snapshot: bool = False,
-    ):
-        self.inner = httpx.AsyncHTTPTransport()
-        self.cut_after = cut_after
-        self.refuse = refuse
-        self.snapshot = snapshot
-        self.stream_queries: list[dict[str, str]] = []
-        self.polls = 0
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        streaming = request.method == "GET" and request.url.params.get("stream")
-        if request.method == "GET" and not streaming:
-            self.polls += 1
-        if streaming:
-            self.stream_queries.append(dict(request.url.params))
-            if self.refuse:
-                error = {"message": "streaming is not supported here"}
-                return httpx.Response(400, json={"error": error}, request=request)
-            if self.snapshot:
-                # What LiteLLM 1.108.7 does: the JSON snapshot, not a stream.
-                params = request.url.params.remove("stream").remove("starting_after")
-                request = httpx.Request("GET", request.url.copy_with(params=params))
-                return await self.inner.handle_async_request(request)
-        response = await self.inner.handle_async_request(request)
-        if streaming and self.cut_after is not None:
-            assert isinstance(response.stream, httpx.AsyncByteStream)
-            response.stream = _CutStream(response.stream, self.cut_after)
-            self.cut_after = None
-        return response
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-async def _chat(client: AsyncOpenAI, store, thread_id: str) -> Conversation:
-    graph = await LgosCatalog(client).describe("background")
-    state = store.load(thread_id) or ChatState(
-        thread_id=thread_id, model="background", background=True
-    )
-    return Conversation(client, graph, state, store)
 
 
 async def test_the_switch_is_offered_only_to_background_graphs(make_conversation):
@@ -182,25 +86,26 @@ async def test_the_run_id_is_saved_before_the_first_event(
 ):
     chat = await make_conversation("background", background=True)
 
-    async for event in chat.send("Hello"):
-        assert isinstance(event, BackgroundStarted)
-        running = store.load(thread_id).running
-        assert running is not None
-        assert running.response_id == event.response_id
-        assert running.sequence == -1
-        assert running.commit_first[0]["content"][0]["text"] == "Hello"
-        break
+    async with aclosing(chat.send("Hello")) as events:
+        event = await anext(events)
+
+    assert isinstance(event, BackgroundStarted)
+    running = store.load(thread_id).running
+    assert running is not None
+    assert running.response_id == event.response_id
+    assert running.sequence == -1
+    assert running.commit_first[0]["content"][0]["text"] == "Hello"
 
 
 async def test_a_dropped_stream_is_resumed_after_the_last_sequence_number(
     lgos, store, thread_id
 ):
-    transport = _Transport(cut_after=6)
+    transport = RecordingTransport(cut_after=6)
     async with httpx.AsyncClient(transport=transport, timeout=30) as http:
         client = AsyncOpenAI(
             base_url=lgos.base_url, api_key="ui", max_retries=0, http_client=http
         )
-        chat = await _chat(client, store, thread_id)
+        chat = await background_chat(client, store, thread_id)
 
         events = await collect(chat.send("Drop me"))
 
@@ -218,7 +123,7 @@ async def test_a_reloaded_chat_picks_the_run_up_from_the_saved_sequence(
 ):
     chat = await make_conversation("background", background=True)
     # The page goes away mid-answer.
-    shown = await _stopped(chat.send("Reload me"), lambda e: isinstance(e, AnswerDelta))
+    shown = await stopped(chat.send("Reload me"), lambda e: isinstance(e, AnswerDelta))
     assert 0 < len(_answer(shown)) < len(background_answer("Reload me", 1))
     saved = store.load(thread_id).running
     assert saved is not None
@@ -275,9 +180,7 @@ async def test_cancel_after_a_reload_settles_the_run_itself(
     make_conversation, store, thread_id
 ):
     chat = await make_conversation("background", background=True)
-    await _stopped(
-        chat.send("slow, please"), lambda e: isinstance(e, BackgroundStarted)
-    )
+    await stopped(chat.send("slow, please"), lambda e: isinstance(e, BackgroundStarted))
 
     reloaded = await make_conversation("background")
     events = await collect(reloaded.cancel())
@@ -309,7 +212,7 @@ async def test_a_message_while_a_run_is_going_follows_it(
 ):
     chat = await make_conversation("background", background=True)
     # The user pressed stop; the run goes on.
-    await _stopped(chat.send("Hello"), lambda e: isinstance(e, BackgroundStarted))
+    await stopped(chat.send("Hello"), lambda e: isinstance(e, BackgroundStarted))
 
     events = await collect(chat.send("Another question"))
 
@@ -322,12 +225,12 @@ async def test_a_message_while_a_run_is_going_follows_it(
 
 
 async def test_without_a_retrievable_stream_the_run_is_polled(lgos, store, thread_id):
-    transport = _Transport(refuse=True)
+    transport = RecordingTransport(refuse=True)
     async with httpx.AsyncClient(transport=transport, timeout=30) as http:
         client = AsyncOpenAI(
             base_url=lgos.base_url, api_key="ui", max_retries=0, http_client=http
         )
-        chat = await _chat(client, store, thread_id)
+        chat = await background_chat(client, store, thread_id)
         chat.poll_interval = 0.05
 
         events = await collect(chat.send("Poll me"))
@@ -372,7 +275,7 @@ async def test_a_background_resume_is_picked_up_after_a_reload(
     chat = await make_conversation("refund_later", background=True)
     events = await collect(chat.send("Refund order 10"))
     (asked,) = [e for e in events if isinstance(e, InterruptAsked)]
-    await _stopped(
+    await stopped(
         chat.answer(asked.prompt.call_id, "reject"),
         lambda e: isinstance(e, BackgroundStarted),
     )
@@ -396,12 +299,12 @@ async def test_a_background_resume_is_picked_up_after_a_reload(
 async def test_a_snapshot_instead_of_a_stream_is_polled_to_the_answer(
     lgos, store, thread_id
 ):
-    transport = _Transport(snapshot=True)
+    transport = RecordingTransport(snapshot=True)
     async with httpx.AsyncClient(transport=transport, timeout=30) as http:
         client = AsyncOpenAI(
             base_url=lgos.base_url, api_key="ui", max_retries=0, http_client=http
         )
-        chat = await _chat(client, store, thread_id)
+        chat = await background_chat(client, store, thread_id)
         chat.poll_interval = 0.05
 
         events = await collect(chat.send("slow, snapshot me"))
@@ -416,12 +319,12 @@ async def test_a_snapshot_instead_of_a_stream_is_polled_to_the_answer(
 
 
 async def test_polling_gives_up_with_a_message_after_its_limit(lgos, store, thread_id):
-    transport = _Transport(snapshot=True)
+    transport = RecordingTransport(snapshot=True)
     async with httpx.AsyncClient(transport=transport, timeout=30) as http:
         client = AsyncOpenAI(
             base_url=lgos.base_url, api_key="ui", max_retries=0, http_client=http
         )
-        chat = await _chat(client, store, thread_id)
+        chat = await background_chat(client, store, thread_id)
         chat.poll_interval = 0.05
         chat.poll_limit = 0.5
 

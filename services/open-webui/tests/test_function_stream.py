@@ -3,13 +3,15 @@ streams in, Open WebUI events and answer text out."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 
 import pytest
+from lgos_testkit import no_async_generator_left
 from owui_support import FUNCTION_FILE, chat, user
 
-# The first test starts the session servers (LiteLLM alone takes 15-30 s).
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.anyio
 
 QUESTION = "How do I upload files to the Files API?"
 
@@ -166,3 +168,34 @@ async def test_the_server_tools_valve_narrows_the_selection(
     statuses = recorder.statuses()
     assert "Looking up the installed version of langgraph" in statuses
     assert not any(s.startswith("Searching the web") for s in statuses)
+
+
+async def test_a_finished_turn_leaves_no_stream_open(pipe, recorder, function_module):
+    with no_async_generator_left({function_module.__name__}):
+        text = await chat(pipe, recorder, "lgos/citations", [user(QUESTION)])
+
+    assert text
+
+
+async def test_a_turn_cancelled_mid_answer_leaves_no_stream_open(
+    pipe, recorder, function_module
+):
+    answering = asyncio.Event()
+    body = {
+        "model": "lgos_responses.lgos/citations",
+        "messages": [user(QUESTION)],
+        "stream": True,
+    }
+
+    async def read() -> None:
+        async for _ in pipe.pipe(
+            body, __event_emitter__=recorder.emit, __event_call__=recorder.call
+        ):
+            answering.set()
+
+    with no_async_generator_left({function_module.__name__}):
+        reader = asyncio.create_task(read())
+        await answering.wait()
+        reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await reader

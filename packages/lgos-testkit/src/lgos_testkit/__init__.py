@@ -4,6 +4,7 @@ Each module has one job; import from the module (``lgos_testkit.litellm``,
 ``lgos_testkit.storage``...) or from here.
 """
 
+from lgos_testkit.leaks import CLIENT_PACKAGES, no_async_generator_left
 from lgos_testkit.litellm import (
     LITELLM_BIN,
     LITELLM_OFFLINE_ENV,
@@ -14,8 +15,16 @@ from lgos_testkit.litellm import (
     litellm_env,
     start_litellm,
 )
-from lgos_testkit.net import free_port, free_ports, http_ok, wait_until
+from lgos_testkit.net import (
+    STARTUP_SECONDS,
+    async_wait_until,
+    free_port,
+    free_ports,
+    http_ok,
+    wait_until,
+)
 from lgos_testkit.processes import RunningProcess, pid_alive, running, start_process
+from lgos_testkit.responses import SETTLED, await_response, wait_for_response
 from lgos_testkit.storage import (
     FilesApi,
     S3Endpoint,
@@ -28,13 +37,18 @@ from lgos_testkit.storage import (
 from lgos_testkit.threads import ThreadServer
 
 __all__ = [
+    "CLIENT_PACKAGES",
     "LITELLM_BIN",
     "LITELLM_OFFLINE_ENV",
+    "SETTLED",
+    "STARTUP_SECONDS",
     "FilesApi",
     "LiteLLM",
     "RunningProcess",
     "S3Endpoint",
     "ThreadServer",
+    "async_wait_until",
+    "await_response",
     "files_api",
     "files_api_env",
     "files_api_on_seaweedfs",
@@ -45,11 +59,13 @@ __all__ = [
     "litellm",
     "litellm_config",
     "litellm_env",
+    "no_async_generator_left",
     "pid_alive",
     "running",
     "seaweedfs",
     "start_files_api",
     "start_litellm",
     "start_process",
+    "wait_for_response",
     "wait_until",
 ]

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import httpx
 
 LOOPBACK = "127.0.0.1"
+STARTUP_SECONDS = 120.0
+"""How long a real process may take to start. Generous: on a CI machine
+whose cores are busy a start takes several times longer than on a quiet one,
+and the bound only matters when something is broken."""
 
 
 def free_ports(count: int) -> list[int]:
@@ -50,6 +55,22 @@ def wait_until(
             return
         time.sleep(interval)
     raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+async def async_wait_until(
+    check: Callable[[], Awaitable[bool]],
+    within: float,
+    what: str,
+    interval: float = 0.05,
+) -> None:
+    """``wait_until`` for an async ``check`` (for at most ``within``
+    seconds), pausing without blocking the event loop."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if await check():
+            return
+        await asyncio.sleep(interval)
+    raise TimeoutError(f"timed out after {within:g} s waiting for {what}")
 
 
 def http_ok(url: str, timeout: float = 2) -> bool:

@@ -10,7 +10,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lgos_testkit.net import http_ok, wait_until
+from lgos_testkit.net import STARTUP_SECONDS, http_ok, wait_until
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,7 @@ def running(
     env: Mapping[str, str] | None = None,
     cwd: Path | None = None,
     health_url: str | None = None,
-    timeout: float = 30,
+    timeout: float = STARTUP_SECONDS,
     stop_signal: int = signal.SIGTERM,
     stop_timeout: float = 20,
 ) -> Iterator[RunningProcess]:

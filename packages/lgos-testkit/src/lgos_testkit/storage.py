@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 from lgos_demos.stack.files import weed_mini_argv
 
-from lgos_testkit.net import LOOPBACK, free_port, wait_until
+from lgos_testkit.net import LOOPBACK, STARTUP_SECONDS, free_port, wait_until
 from lgos_testkit.processes import RunningProcess, running, start_process
 
 
@@ -36,7 +36,7 @@ def weed_binary() -> str:
 
 @contextlib.contextmanager
 def seaweedfs(
-    root: Path, access_key: str, secret_key: str, timeout: float = 30
+    root: Path, access_key: str, secret_key: str, timeout: float = STARTUP_SECONDS
 ) -> Iterator[S3Endpoint]:
     """``weed mini`` keeping everything in ``root`` (an empty folder).
 
@@ -132,7 +132,7 @@ def start_files_api(
     log: Path,
     *,
     wait_healthy: bool = True,
-    timeout: float = 30,
+    timeout: float = STARTUP_SECONDS,
 ) -> FilesApi:
     """The Files API with ``env`` (see ``files_api_env``) on a free port.
 
@@ -171,7 +171,7 @@ def files_api(
     bucket: str,
     keys: Mapping[str, str],
     settings: Mapping[str, str] | None = None,
-    timeout: float = 30,
+    timeout: float = STARTUP_SECONDS,
 ) -> Iterator[FilesApi]:
     """The Files API on ``s3`` for the ``with`` block, healthy when yielded."""
     port = free_port()

@@ -9,7 +9,7 @@ from typing import Any
 
 import uvicorn
 
-from lgos_testkit.net import LOOPBACK
+from lgos_testkit.net import LOOPBACK, STARTUP_SECONDS
 
 
 class ThreadServer:
@@ -20,7 +20,7 @@ class ThreadServer:
     ``server.url`` is ``http://127.0.0.1:<port>``.
     """
 
-    def __init__(self, app: Any, startup_timeout: float = 20) -> None:
+    def __init__(self, app: Any, startup_timeout: float = STARTUP_SECONDS) -> None:
         self._socket = socket.socket()
         self._socket.bind((LOOPBACK, 0))
         self.port: int = int(self._socket.getsockname()[1])

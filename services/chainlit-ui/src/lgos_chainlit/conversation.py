@@ -33,7 +33,7 @@ failed, cancelled or refused request leaves the ledger as it was.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +43,7 @@ from openai import APIConnectionError, APIStatusError, AsyncOpenAI, OpenAIError
 
 from lgos_chainlit.catalog import GraphInfo
 from lgos_chainlit.chats import BackgroundRun, ChatState, ChatStore
+from lgos_chainlit.closing import owned
 from lgos_chainlit.events import (
     AnswerReplaced,
     BackgroundEnded,
@@ -179,7 +180,7 @@ class Conversation:
 
     async def send(
         self, text: str, attachments: Sequence[Attachment] = ()
-    ) -> AsyncIterator[UIEvent]:
+    ) -> AsyncGenerator[UIEvent, None]:
         """A user turn: upload attachments, send, stream, follow client calls."""
         if self.state.running is not None:
             yield Notice(
@@ -188,40 +189,46 @@ class Conversation:
                 "cancel it.",
             )
             if not self.following:
-                async for event in self.follow_running():
-                    yield event
+                async with aclosing(self.follow_running()) as followed:
+                    async for event in followed:
+                        yield event
             return
         if self.state.pending is not None:
             yield Notice("warning", "Answer the pending question first.")
-            async for event in self.ask_pending():
+            for event in self._question():
                 yield event
             return
         file_ids: list[str] = []
         if attachments:
-            async for event in self._upload(attachments, file_ids):
-                yield event
+            async with aclosing(self._upload(attachments, file_ids)) as uploads:
+                async for event in uploads:
+                    yield event
             if len(file_ids) != len(attachments) and self._accepts_files():
                 return
         if not text and not file_ids:
             return
         turn = [user_message(text, file_ids)]
         exchange = _Exchange(input=self.ledger.request_input(turn), commit_first=turn)
-        async for event in self._run(exchange):
+        async with aclosing(self._run(exchange)) as turn_events:
+            async for event in turn_events:
+                yield event
+
+    async def ask_pending(self) -> AsyncGenerator[UIEvent, None]:
+        """The next unanswered question of a saved pause (after a reload)."""
+        for event in self._question():
             yield event
 
-    async def ask_pending(self) -> AsyncIterator[UIEvent]:
-        """The next unanswered question of a saved pause (after a reload)."""
+    def _question(self) -> list[UIEvent]:
         pending = self.state.pending
-        if pending is None:
-            return
-        prompt = pending.next_prompt()
-        if prompt is not None:
-            remaining = len(pending.calls) - len(pending.answers)
-            yield InterruptAsked(prompt=prompt, remaining=remaining)
+        prompt = pending.next_prompt() if pending is not None else None
+        if pending is None or prompt is None:
+            return []
+        remaining = len(pending.calls) - len(pending.answers)
+        return [InterruptAsked(prompt=prompt, remaining=remaining)]
 
     async def answer(
         self, call_id: str, text: str, *, typed: bool = False
-    ) -> AsyncIterator[UIEvent]:
+    ) -> AsyncGenerator[UIEvent, None]:
         """Answer one question; when all are answered, resume the run."""
         pending = self.state.pending
         if pending is None:
@@ -231,12 +238,12 @@ class Conversation:
             pending.answer(call_id, text, typed=typed)
         except AnswerError as exc:
             yield Notice("warning", str(exc).capitalize() + ".")
-            async for event in self.ask_pending():
+            for event in self._question():
                 yield event
             return
         self.save()
         if not pending.complete:
-            async for event in self.ask_pending():
+            for event in self._question():
                 yield event
             return
         exchange = _Exchange(
@@ -245,10 +252,11 @@ class Conversation:
             previous_response_id=pending.response_id,
             resuming=pending,
         )
-        async for event in self._run(exchange):
-            yield event
+        async with aclosing(self._run(exchange)) as turn_events:
+            async for event in turn_events:
+                yield event
 
-    async def follow_running(self) -> AsyncIterator[UIEvent]:
+    async def follow_running(self) -> AsyncGenerator[UIEvent, None]:
         """Follow the saved background run again (after a reload or a stop),
         from the last sequence number seen, and settle it like any request."""
         run = self.state.running
@@ -258,10 +266,11 @@ class Conversation:
         exchange = _Exchange(
             input=[], commit_first=list(run.commit_first), resuming=pending
         )
-        async for event in self._run(exchange, attached=run):
-            yield event
+        async with aclosing(self._run(exchange, attached=run)) as turn_events:
+            async for event in turn_events:
+                yield event
 
-    async def cancel(self) -> AsyncIterator[UIEvent]:
+    async def cancel(self) -> AsyncGenerator[UIEvent, None]:
         """Cancel the background run; its follower reports the outcome (this
         call follows it itself when nothing else does)."""
         run = self.state.running
@@ -274,8 +283,9 @@ class Conversation:
             yield Notice("error", f"The run could not be cancelled: {_reason(exc)}")
             return
         if not self.following:
-            async for event in self.follow_running():
-                yield event
+            async with aclosing(self.follow_running()) as followed:
+                async for event in followed:
+                    yield event
 
     # ------------------------------------------------------------ internals
 
@@ -288,7 +298,7 @@ class Conversation:
 
     async def _upload(
         self, attachments: Sequence[Attachment], file_ids: list[str]
-    ) -> AsyncIterator[UIEvent]:
+    ) -> AsyncGenerator[UIEvent, None]:
         if not self._accepts_files() or self.files is None:
             reason = (
                 "no Files API is configured"
@@ -358,7 +368,7 @@ class Conversation:
 
     async def _run(
         self, exchange: _Exchange, attached: BackgroundRun | None = None
-    ) -> AsyncIterator[UIEvent]:
+    ) -> AsyncGenerator[UIEvent, None]:
         for _ in range(MAX_CLIENT_ROUNDS + 1):
             if attached is not None:
                 rounds = self._follow(attached, exchange)
@@ -368,17 +378,19 @@ class Conversation:
             else:
                 rounds = self._foreground(exchange)
             response: Any = None
-            async for streamed in rounds:
-                if isinstance(streamed, StreamFinished):
-                    response = streamed.response
-                else:
-                    yield streamed
+            async with aclosing(rounds) as streamed_events:
+                async for streamed in streamed_events:
+                    if isinstance(streamed, StreamFinished):
+                        response = streamed.response
+                    else:
+                        yield streamed
             if response is None:
                 return
             yield _finished(response)
             follow_up = self._settle(exchange, response)
-            async for event in follow_up.events:
-                yield event
+            async with aclosing(follow_up.events) as follow_up_events:
+                async for event in follow_up_events:
+                    yield event
             if not follow_up.again:
                 return
             # The client calls' outputs are in the ledger now: send it all.
@@ -393,7 +405,7 @@ class Conversation:
 
     async def _foreground(
         self, exchange: _Exchange
-    ) -> AsyncIterator[UIEvent | StreamFinished]:
+    ) -> AsyncGenerator[UIEvent | StreamFinished, None]:
         """One streamed request; ends with ``StreamFinished`` unless it failed."""
         try:
             stream = await self._request(exchange)
@@ -402,17 +414,18 @@ class Conversation:
                 yield event
             return
         try:
-            async with aclosing(read_stream(stream)) as streamed_events:
+            async with (
+                owned(stream),
+                aclosing(read_stream(stream)) as streamed_events,
+            ):
                 async for streamed in streamed_events:
                     yield streamed
         except (StreamError, OpenAIError) as exc:
             yield self._broke_off(exchange, exc)
-        finally:
-            await stream.close()
 
     async def _submit(
         self, exchange: _Exchange
-    ) -> AsyncIterator[UIEvent | StreamFinished]:
+    ) -> AsyncGenerator[UIEvent | StreamFinished, None]:
         """Queue a background request, save its id, then follow it."""
         try:
             queued = await self._request(exchange, background=True)
@@ -427,12 +440,13 @@ class Conversation:
         )
         self.state.running = run
         self.save()
-        async for streamed in self._follow(run, exchange, submitted=True):
-            yield streamed
+        async with aclosing(self._follow(run, exchange, submitted=True)) as followed:
+            async for streamed in followed:
+                yield streamed
 
     async def _follow(
         self, run: BackgroundRun, exchange: _Exchange, *, submitted: bool = False
-    ) -> AsyncIterator[UIEvent | StreamFinished]:
+    ) -> AsyncGenerator[UIEvent | StreamFinished, None]:
         """Follow a background run to its terminal Response (see ``follow``).
 
         Giving up leaves ``state.running`` saved, so the run can be picked up
@@ -519,13 +533,11 @@ class Conversation:
             return _FollowUp(_events([]))
         return _FollowUp(self._client_calls(calls), again=True)
 
-    async def _then_ask(self, events: list[UIEvent]) -> AsyncIterator[UIEvent]:
-        for event in events:
-            yield event
-        async for event in self.ask_pending():
+    async def _then_ask(self, events: list[UIEvent]) -> AsyncGenerator[UIEvent, None]:
+        for event in [*events, *self._question()]:
             yield event
 
-    async def _client_calls(self, calls: list[Item]) -> AsyncIterator[UIEvent]:
+    async def _client_calls(self, calls: list[Item]) -> AsyncGenerator[UIEvent, None]:
         outputs: list[Item] = []
         for call in calls:
             if call.get("name") == DISPLAY_FILE:
@@ -549,11 +561,11 @@ class Conversation:
 class _FollowUp:
     """Events to show after an exchange, and whether to send another request."""
 
-    events: AsyncIterator[UIEvent]
+    events: AsyncGenerator[UIEvent, None]
     again: bool = False
 
 
-async def _events(events: list[UIEvent]) -> AsyncIterator[UIEvent]:
+async def _events(events: list[UIEvent]) -> AsyncGenerator[UIEvent, None]:
     for event in events:
         yield event
 

@@ -18,6 +18,7 @@ from typing import Final, Literal
 
 from openai import AsyncOpenAI, OpenAIError
 
+from lgos_chainlit.closing import run_out
 from lgos_chainlit.ledger import Item, function_output
 
 DISPLAY_FILE = "display_file"
@@ -107,11 +108,20 @@ class FilesClient:
             ) as response:
                 chunks: list[bytes] = []
                 size = 0
-                async for chunk in response.iter_bytes():
-                    size += len(chunk)
-                    if size > self._max:
-                        raise FilesError(f"{file_id} is larger than {self._max} bytes")
-                    chunks.append(chunk)
+                body = response.iter_bytes()
+                try:
+                    async for chunk in body:
+                        size += len(chunk)
+                        if size > self._max:
+                            raise FilesError(
+                                f"{file_id} is larger than {self._max} bytes"
+                            )
+                        chunks.append(chunk)
+                finally:
+                    try:
+                        await response.close()
+                    finally:
+                        await run_out(body)
                 header = response.headers.get("content-type")
         except OpenAIError as exc:
             raise FilesError(f"downloading {file_id} failed: {exc}") from exc

@@ -18,7 +18,6 @@ import time
 from collections.abc import (
     AsyncGenerator,
     AsyncIterable,
-    AsyncIterator,
     Callable,
     Sequence,
 )
@@ -30,6 +29,7 @@ import httpx
 from openai import APIConnectionError, APIStatusError, AsyncOpenAI, OpenAIError
 
 from lgos_chainlit.chats import BackgroundRun
+from lgos_chainlit.closing import owned
 from lgos_chainlit.events import Notice, StreamFinished, UIEvent
 from lgos_chainlit.stream import StreamError, StreamState, read_stream
 
@@ -175,18 +175,17 @@ class RunFollower:
         stream = await self.client.responses.retrieve(
             run.response_id, stream=True, starting_after=run.sequence
         )
-        try:
-            events = self._tracked(stream, run)
-            reader = read_stream(events, stream_state, partial=partial)
-            async with aclosing(reader) as streamed_events:
-                async for streamed in streamed_events:
-                    yield streamed
-        finally:
-            await stream.close()
+        async with (
+            owned(stream),
+            aclosing(self._tracked(stream, run)) as events,
+            aclosing(read_stream(events, stream_state, partial=partial)) as reader,
+        ):
+            async for streamed in reader:
+                yield streamed
 
     async def _tracked(
         self, events: AsyncIterable[Any], run: BackgroundRun
-    ) -> AsyncIterator[Any]:
+    ) -> AsyncGenerator[Any, None]:
         """The events after ``run.sequence``, moving it along (saved at most
         every ``SAVE_INTERVAL`` seconds while streaming)."""
         saved = time.monotonic()

@@ -82,25 +82,19 @@ class TurnView:
                     followers.start(self._carry_on(events))
                     return
         except BaseException:
-            await self._drop_cancel_button()  # stopped: the run goes on
-            raise
-        await self._drop_cancel_button()
-        await self._finish_answer(None)
-
-    async def _carry_on(self, events: AsyncIterator[UIEvent]) -> None:
-        """The rest of a turn whose background run is followed in a task."""
-        try:
-            async for event in events:
-                await self.show(event)
-        except BaseException:
-            # The chat ended (cancelled) or showing failed: the follower saves
-            # the sequence it reached; the run goes on.
+            # Stopped (or showing failed): this task ends the turn's streams
+            # now; a background run goes on.
             with contextlib.suppress(Exception):
                 await _close(events)
                 await self._drop_cancel_button()
             raise
         await self._drop_cancel_button()
         await self._finish_answer(None)
+
+    async def _carry_on(self, events: AsyncIterator[UIEvent]) -> None:
+        """The rest of a turn whose background run is followed in a task (if
+        the chat ends, the follower has saved the sequence it reached)."""
+        await self.render(events)
 
     async def _drop_cancel_button(self) -> None:
         if self._running is not None:

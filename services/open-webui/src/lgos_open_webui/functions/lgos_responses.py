@@ -31,7 +31,15 @@ import logging
 import mimetypes
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Mapping,
+    Sequence,
+)
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -125,7 +133,7 @@ class GatewayError(LgosError):
         self.code = code
 
 
-async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[Json]:
+async def sse_events(lines: AsyncIterator[str]) -> AsyncGenerator[Json, None]:
     """The JSON ``data:`` payloads of a server-sent event stream."""
     data: list[str] = []
     async for line in lines:
@@ -142,7 +150,7 @@ async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[Json]:
 
 async def stream_response(
     http: httpx.AsyncClient, gateway_url: str, key: str, body: Json
-) -> AsyncIterator[Json]:
+) -> AsyncGenerator[Json, None]:
     """``POST /v1/responses`` with ``stream=true``: the parsed events."""
     url = api_root(gateway_url) + "/v1/responses"
     headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -152,8 +160,29 @@ async def stream_response(
         if response.status_code != 200:
             code, message = _error_message(response.status_code, await response.aread())
             raise GatewayError(response.status_code, code, message)
-        async for event in sse_events(response.aiter_lines()):
-            yield event
+        lines = response.aiter_lines()
+        try:
+            async with aclosing(sse_events(lines)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            try:
+                await response.aclose()
+            finally:
+                await _run_out(lines)
+
+
+async def _run_out(body: AsyncIterator[Any]) -> None:
+    """Finish httpx's body reader (a chain of async generators) once its
+    response is closed, in the task that read it: left suspended, the garbage
+    collector would close it later from elsewhere, or after the event loop
+    closed. (This file is installed into Open WebUI on its own, so it keeps
+    its own copy of what lgos_chainlit.closing does.)"""
+    while True:
+        try:
+            await anext(body)
+        except Exception:
+            return
 
 
 @dataclass(frozen=True)
@@ -909,8 +938,9 @@ class Pipe:
         turn.chat_id = (__metadata__ or {}).get("chat_id")
         turn.files = [f for f in __files__ or [] if isinstance(f, dict)]
         turn.request = __request__
-        async for text in turn.run():
-            yield text
+        async with aclosing(turn.run()) as texts:
+            async for text in texts:
+                yield text
 
 
 class _Turn:
@@ -942,7 +972,7 @@ class _Turn:
     def user_valve(self, name: str) -> str:
         return str(getattr(self.user_valves, name, "") or "")
 
-    async def run(self) -> AsyncIterator[str]:
+    async def run(self) -> AsyncGenerator[str, None]:
         model = str(self.body.get("model", "")).split(".", 1)[-1]
         try:
             async with httpx.AsyncClient(timeout=self.valves.timeout) as http:
@@ -950,8 +980,9 @@ class _Turn:
                 graph = graphs.get(model)
                 if graph is None:
                     raise LgosError(f"The gateway offers no LGOS graph {model!r}.")
-                async for text in self.converse(http, graph):
-                    yield text
+                async with aclosing(self.converse(http, graph)) as texts:
+                    async for text in texts:
+                        yield text
         except LgosError as exc:
             yield f"\n\n> **LGOS:** {explain(exc)}\n"
         finally:
@@ -960,7 +991,7 @@ class _Turn:
 
     async def converse(
         self, http: httpx.AsyncClient, graph: Graph
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         conversation = read_conversation(list(self.body.get("messages") or []))
         settings = settings_for(graph, self.user_valve("settings"))
         tools = server_tools_for(graph, self.user_valve("server_tools"))
@@ -994,13 +1025,14 @@ class _Turn:
             )
             response: Json = {}
             state = StreamState()
-            async for action in self.stream(http, body, state):
-                if isinstance(action, Say):
-                    yield action.text
-                elif isinstance(action, Emit):
-                    await self.emit(action.event)
-                else:
-                    response = action.response
+            async with aclosing(self.stream(http, body, state)) as actions:
+                async for action in actions:
+                    if isinstance(action, Say):
+                        yield action.text
+                    elif isinstance(action, Emit):
+                        await self.emit(action.event)
+                    else:
+                        response = action.response
             problem = failure(response)
             if problem is not None:
                 yield f"\n\n> **LGOS:** {problem}\n"
@@ -1033,16 +1065,18 @@ class _Turn:
 
     async def stream(
         self, http: httpx.AsyncClient, body: Json, state: StreamState
-    ) -> AsyncIterator[Action]:
+    ) -> AsyncGenerator[Action, None]:
         finished = False
-        async for event in stream_response(
+        events = stream_response(
             http, self.valves.gateway_url, self.valves.gateway_key, body
-        ):
-            for action in map_event(event, state):
-                if isinstance(action, Emit) and action.event["type"] == "status":
-                    self.last_status = str(action.event["data"]["description"])
-                finished = finished or isinstance(action, Finished)
-                yield action
+        )
+        async with aclosing(events):
+            async for event in events:
+                for action in map_event(event, state):
+                    if isinstance(action, Emit) and action.event["type"] == "status":
+                        self.last_status = str(action.event["data"]["description"])
+                    finished = finished or isinstance(action, Finished)
+                    yield action
         if not finished:
             raise LgosError("the answer stream ended without a final response")
 
