@@ -40,7 +40,6 @@ def quick_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any],
     return json.loads(data.read_text()), markdown.read_text()
 
 
-@pytest.mark.timeout(180)
 def test_quick_run_reports_every_figure_and_ratio(
     quick_run: tuple[dict[str, Any], str],
 ) -> None:

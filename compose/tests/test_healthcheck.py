@@ -85,7 +85,6 @@ def test_a_missing_database_variable_is_unhealthy() -> None:
     assert "LGOS_DATABASE_URL is not set" in stderr
 
 
-@pytest.mark.timeout(120)
 def test_a_database_that_answers_is_healthy_and_a_refusing_one_is_not() -> None:
     with warnings.catch_warnings():
         # platformdirs warns at import when XDG_RUNTIME_DIR is unset; harmless.

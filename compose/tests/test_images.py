@@ -117,7 +117,6 @@ def _run(venv: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.timeout(300)
 def test_every_command_compose_runs_starts_in_its_image(
     image_venvs: dict[str, Path], services: dict[str, dict[str, Any]]
 ) -> None:
@@ -146,7 +145,6 @@ def test_every_command_compose_runs_starts_in_its_image(
     assert {"demo-api", "worker", "files-api", "model-sync", "chainlit"} <= set(started)
 
 
-@pytest.mark.timeout(300)
 def test_images_carry_only_their_members_dependencies(
     image_venvs: dict[str, Path],
 ) -> None:
@@ -164,7 +162,6 @@ def test_images_carry_only_their_members_dependencies(
     assert not has("lgos-model-sync", "chainlit")
 
 
-@pytest.mark.timeout(300)
 def test_the_healthcheck_script_runs_on_the_image_python(
     image_venvs: dict[str, Path],
 ) -> None:

@@ -100,7 +100,6 @@ def _just(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.timeout(240)
 def test_the_just_recipe_passes_our_file_and_fails_a_broken_one(
     tmp_path: Path,
 ) -> None:

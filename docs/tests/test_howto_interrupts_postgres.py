@@ -23,10 +23,8 @@ import postgres_client
 import psycopg
 import pytest
 from conftest import SAMPLES, expected_output
-from lgos_testkit import free_port, start_process
+from lgos_testkit import STARTUP_SECONDS, free_port, start_process
 from openai import OpenAI
-
-pytestmark = pytest.mark.timeout(90)
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +96,7 @@ def two_api_processes(
     )
     try:
         assert setup.wait(timeout=40) == 0, "python postgres_app.py failed"
-        deadline = time.monotonic() + 40
+        deadline = time.monotonic() + STARTUP_SECONDS
         for process in processes:
             process.wait_ready(deadline)
         yield processes

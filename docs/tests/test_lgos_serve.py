@@ -27,7 +27,6 @@ def test_lgos_serve_runs_the_registry_named_by_lgos_registry(tmp_path):
             "LGOS_LOG_LEVEL": "WARNING",
         },
         health_url=f"{base}/health",
-        timeout=30,
         stop_timeout=15,
     ) as server:
         models = httpx.get(f"{base}/models", timeout=5).json()

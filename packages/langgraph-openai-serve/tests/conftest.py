@@ -18,7 +18,7 @@ from langgraph_openai_serve import (
     LanggraphOpenaiServe,
     Settings,
 )
-from lgos_testkit import free_port
+from lgos_testkit import STARTUP_SECONDS, free_port
 from openai import AsyncOpenAI
 
 pytest_plugins = ["postgres_fixtures"]
@@ -104,7 +104,7 @@ class LiveServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def _wait_ready(self) -> None:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + STARTUP_SECONDS
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError("the live LGOS server exited during startup")

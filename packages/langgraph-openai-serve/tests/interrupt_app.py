@@ -1,9 +1,9 @@
 """An interrupt-enabled app on PostgreSQL for the multi-process tests.
 
 Each uvicorn process owns one pool (opened by the graph factory at startup)
-shared by the checkpointer and the run coordinator. The answer node waits
-``LGOS_TEST_ANSWER_SECONDS`` and leaves marker files, so tests can race two
-processes or kill one mid-run.
+shared by the checkpointer and the run coordinator. The answer node leaves
+marker files and is held until the test creates the ``RELEASE`` file, so
+tests can race two processes or kill one mid-run.
 """
 
 from __future__ import annotations
@@ -30,10 +30,12 @@ from langgraph_openai_serve.integrations.postgres import PostgresRunCoordinator
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
+RELEASE = "answer.release"
+"""The marker file that lets held answer nodes finish."""
+
 
 def create_app() -> FastAPI:
     markers = Path(os.environ["LGOS_TEST_MARKER_DIR"])
-    delay = float(os.environ.get("LGOS_TEST_ANSWER_SECONDS", "0.5"))
     pool = AsyncConnectionPool(
         os.environ["LGOS_TEST_PG_URI"],
         open=False,
@@ -47,7 +49,10 @@ def create_app() -> FastAPI:
     async def answer(state: Decision) -> dict[str, Any]:
         mark = uuid.uuid4().hex
         (markers / f"answer-{mark}.started").touch()
-        await asyncio.sleep(delay)
+        # Held until the test process releases it through a file (no event
+        # crosses processes), so a race or a kill happens mid-run for sure.
+        while not (markers / RELEASE).exists():  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
         (markers / f"answer-{mark}.finished").touch()
         return {"messages": [AIMessage(content=f"Refund {state['decision']}.")]}
 

@@ -33,8 +33,17 @@ def registry() -> GraphRegistry:
     async def stream_words(state: MessagesState) -> dict[str, list[BaseMessage]]:
         return {"messages": [await words.ainvoke(state["messages"])]}
 
-    async def silent_then_answer(state: MessagesState) -> dict[str, list[BaseMessage]]:
-        await asyncio.sleep(1.0)
+    async def silent_until_released(
+        state: MessagesState,
+    ) -> dict[str, list[BaseMessage]]:
+        # Silent until the test says so: it sees pings, or signals the
+        # server, while the run is certainly in flight, however busy the
+        # machine.
+        tag = state["messages"][-1].text
+        (markers / f"{tag}.started").touch()
+        # The test process signals through a file: no event can cross over.
+        while not (markers / f"{tag}.release").exists():  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
         return {"messages": [AIMessage(content="done waiting")]}
 
     async def hang_until_cancelled(
@@ -52,8 +61,8 @@ def registry() -> GraphRegistry:
     return GraphRegistry(
         registry={
             "words": GraphConfig(graph=_one_node(stream_words), description="words"),
-            "slow": GraphConfig(
-                graph=_one_node(silent_then_answer), description="slow"
+            "silent": GraphConfig(
+                graph=_one_node(silent_until_released), description="silent"
             ),
             "hang": GraphConfig(
                 graph=_one_node(hang_until_cancelled), description="hang"

@@ -24,6 +24,7 @@ from langgraph_openai_serve.background.memory import (
     InProcessBackend,
 )
 from langgraph_openai_serve.background.protocol import BackgroundJob
+from lgos_testkit import await_response
 from support import one_node_graph, scripted_graph, sse_events
 
 pytestmark = pytest.mark.anyio
@@ -101,20 +102,11 @@ def client(gate, runs):
     )
 
 
-async def _wait_for(client, response_id, status, **options):
-    for _ in range(200):
-        response = await client.responses.retrieve(response_id, **options)
-        if response.status == status:
-            return response
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"{response_id} never reached {status}: {response.status}")
-
-
 async def test_submit_returns_queued_then_polling_reaches_the_foreground_output(client):
     foreground = await client.responses.create(model="bg", input="Go")
     queued = await client.responses.create(model="bg", input="Go", background=True)
 
-    done = await _wait_for(client, queued.id, "completed")
+    done = await await_response(client, queued.id, {"completed"})
 
     assert queued.status == "queued"
     assert queued.background is True
@@ -126,7 +118,7 @@ async def test_cancel_while_running_cancels_the_graph_task(client, gate):
     submitted = await client.responses.create(
         model="gated", input="Go", background=True
     )
-    await asyncio.wait_for(gate.entered.wait(), 2)
+    await asyncio.wait_for(gate.entered.wait(), 30)
 
     cancelled = await client.responses.cancel(submitted.id)
     again = await client.responses.cancel(submitted.id)
@@ -138,13 +130,16 @@ async def test_cancel_while_running_cancels_the_graph_task(client, gate):
 
 async def test_cancel_while_queued_never_starts_the_run(client, gate):
     blocker = await client.responses.create(model="gated", input="Go", background=True)
-    await asyncio.wait_for(gate.entered.wait(), 2)
+    await asyncio.wait_for(gate.entered.wait(), 30)
     queued = await client.responses.create(model="bg", input="Go", background=True)
 
     cancelled = await client.responses.cancel(queued.id)
     gate.release.set()
-    await _wait_for(client, blocker.id, "completed")
-    await asyncio.sleep(0.05)
+    await await_response(client, blocker.id, {"completed"})
+    # One run at a time, in order: once a later run is done, the cancelled
+    # one would have run before it.
+    later = await client.responses.create(model="bg", input="Go", background=True)
+    await await_response(client, later.id, {"completed"})
 
     assert cancelled.status == "cancelled"
     assert (await client.responses.retrieve(queued.id)).status == "cancelled"
@@ -155,7 +150,7 @@ async def test_a_raising_run_ends_failed_with_the_error_envelope(client):
         model="failing", input="Go", background=True
     )
 
-    failed = await _wait_for(client, submitted.id, "failed")
+    failed = await await_response(client, submitted.id, {"failed"})
 
     assert failed.error.code == "server_error"
     assert failed.error.message == "Internal server error"
@@ -182,7 +177,7 @@ async def test_idempotency_key_returns_the_original_and_rejects_another_body(
 
 async def test_resumed_stream_yields_exactly_the_missing_events(client, gate):
     submitted = await client.responses.create(model="bg", input="Go", background=True)
-    done = await _wait_for(client, submitted.id, "completed")
+    done = await await_response(client, submitted.id, {"completed"})
     full = await client._client.get(
         f"/v1/responses/{submitted.id}", params={"stream": "true"}
     )
@@ -247,7 +242,7 @@ async def test_interrupt_runs_pause_and_resume_in_the_background(client, runs):
     submitted = await client.responses.create(
         model="refund", input="Refund", background=True
     )
-    paused = await _wait_for(client, submitted.id, "completed")
+    paused = await await_response(client, submitted.id, {"completed"})
     (call,) = paused.output
     resume = await client.responses.create(
         model="refund",
@@ -261,7 +256,7 @@ async def test_interrupt_runs_pause_and_resume_in_the_background(client, runs):
             }
         ],
     )
-    resumed = await _wait_for(client, resume.id, "completed")
+    resumed = await await_response(client, resume.id, {"completed"})
     stale = await client.responses.create(
         model="refund",
         background=True,
@@ -274,7 +269,7 @@ async def test_interrupt_runs_pause_and_resume_in_the_background(client, runs):
             }
         ],
     )
-    stale_result = await _wait_for(client, stale.id, "failed")
+    stale_result = await await_response(client, stale.id, {"failed"})
 
     assert call.name == "lgos_interrupt"
     assert resumed.output_text == "Refund approve."
@@ -283,7 +278,8 @@ async def test_interrupt_runs_pause_and_resume_in_the_background(client, runs):
 
 
 async def test_idempotency_keys_are_scoped_and_expire():
-    store = InMemoryResponseStore(idempotency_ttl=0.05)
+    now = [0.0]
+    store = InMemoryResponseStore(idempotency_ttl=60, clock=lambda: now[0])
 
     def job(response_id, scope="a"):
         return BackgroundJob(response_id=response_id, scope=scope, body={})
@@ -297,7 +293,7 @@ async def test_idempotency_keys_are_scoped_and_expire():
     _, other_scope = await store.create(
         job("r3", scope="b"), {"id": "r3"}, idempotency_key="k", body_digest="x"
     )
-    await asyncio.sleep(0.06)
+    now[0] = 60.0
     _, after_expiry = await store.create(
         job("r4"), {"id": "r4"}, idempotency_key="k", body_digest="new"
     )

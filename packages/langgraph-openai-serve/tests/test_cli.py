@@ -15,7 +15,7 @@ import httpx
 import pytest
 from conftest import TESTS_DIR
 from langgraph_openai_serve import cli
-from lgos_testkit import free_port
+from lgos_testkit import STARTUP_SECONDS, free_port, wait_until
 
 
 def _serve(tmp_path, *args: str, **env: str) -> tuple[subprocess.Popen[str], int]:
@@ -39,7 +39,7 @@ def _serve(tmp_path, *args: str, **env: str) -> tuple[subprocess.Popen[str], int
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + STARTUP_SECONDS
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise AssertionError(f"lgos serve exited: {process.stderr.read()}")
@@ -75,7 +75,7 @@ def test_serve_loads_the_registry_named_by_the_environment_and_logs_json(tmp_pat
     finally:
         stderr = _stop(process)
 
-    assert [m["id"] for m in models["data"]] == ["words", "slow", "hang"]
+    assert [m["id"] for m in models["data"]] == ["words", "silent", "hang"]
     assert reply.json()["choices"][0]["message"]["content"] == "one two three four five"
     lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
     access = [
@@ -137,7 +137,7 @@ def test_shutdown_lets_an_in_flight_stream_finish(tmp_path):
             "POST",
             f"http://127.0.0.1:{port}/v1/chat/completions",
             json={
-                "model": "slow",
+                "model": "silent",
                 "stream": True,
                 "messages": [{"role": "user", "content": "x"}],
             },
@@ -147,9 +147,11 @@ def test_shutdown_lets_an_in_flight_stream_finish(tmp_path):
 
     reader = threading.Thread(target=stream)
     reader.start()
-    time.sleep(0.3)  # the slow graph is now silent for about a second
+    wait_until((tmp_path / "x.started").exists, 30, "the graph to start")
     process.send_signal(signal.SIGTERM)
-    reader.join(timeout=10)
+    # Signalled mid-run; the server goes on serving it until it ends.
+    (tmp_path / "x.release").touch()
+    reader.join(timeout=30)
     _stop(process)
 
     assert any("done waiting" in line for line in lines)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import time
 
 import httpx
 import pytest
 from conftest import LiveServer
+from interrupt_app import RELEASE
 from langgraph.checkpoint.postgres import PostgresSaver
-
-pytestmark = pytest.mark.timeout(120)
+from lgos_testkit import wait_until
 
 
 @pytest.fixture
@@ -23,7 +22,7 @@ def servers(tmp_path, postgres_uri):
         LiveServer(
             tmp_path,
             factory="interrupt_app:create_app",
-            env={"LGOS_TEST_PG_URI": postgres_uri, "LGOS_TEST_ANSWER_SECONDS": "1.5"},
+            env={"LGOS_TEST_PG_URI": postgres_uri},
         )
         for _ in range(2)
     ]
@@ -61,6 +60,10 @@ def _markers(server: LiveServer, suffix: str) -> list:
     return sorted(server.marker_dir.glob(f"answer-*.{suffix}"))
 
 
+def _release_answers(server: LiveServer) -> None:
+    (server.marker_dir / RELEASE).touch()
+
+
 def test_two_processes_racing_one_resume_run_it_exactly_once(servers):
     first, second = servers
     paused = _pause(first)
@@ -77,8 +80,11 @@ def test_two_processes_racing_one_resume_run_it_exactly_once(servers):
     ]
     for thread in threads:
         thread.start()
+    # The winner's answer is held: the loser is answered while it runs.
+    wait_until(lambda: len(results) == 1, 60, "the losing resume's answer")
+    _release_answers(first)
     for thread in threads:
-        thread.join(timeout=30)
+        thread.join(timeout=60)
 
     statuses = sorted(r.status_code for r in results.values())
     assert statuses == [200, 409]
@@ -103,12 +109,10 @@ def test_a_process_killed_mid_run_leaves_a_resumable_or_cleanly_conflicting_run(
 
     thread = threading.Thread(target=resume_and_die)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not _markers(doomed, "started"):
-        assert time.monotonic() < deadline, "the resumed answer node never started"
-        time.sleep(0.02)
-    doomed.kill()
-    thread.join(timeout=10)
+    wait_until(lambda: bool(_markers(doomed, "started")), 60, "the answer to start")
+    doomed.kill()  # while its answer is held
+    thread.join(timeout=30)
+    _release_answers(survivor)
 
     # The killed session released its advisory lock; exit durability kept the
     # checkpoint at the pause, so the answer resumes once, from the start.

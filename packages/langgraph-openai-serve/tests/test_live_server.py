@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import time
 import uuid
+from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
+from lgos_testkit import wait_until
 from openai import OpenAI
 
 USER = [{"role": "user", "content": "Hello"}]
@@ -21,28 +23,40 @@ def test_sdk_streams_from_a_real_server_over_tcp(live_server):
     assert len([d for d in deltas if d]) == 5
 
 
+def _released_after_pings(lines: Iterator[str], release: Path, pings: int) -> list[str]:
+    """Read a silent run's stream; once ``pings`` keepalives arrived, let the
+    graph answer, then read to the end."""
+    seen: list[str] = []
+    for line in lines:
+        if not line:
+            continue
+        seen.append(line)
+        if seen.count(": ping") == pings:
+            release.touch()
+    return seen
+
+
 def test_silent_graph_gets_keepalive_pings_and_proxy_headers(live_server):
-    body = {"model": "slow", "messages": USER, "stream": True}
+    tag = uuid.uuid4().hex
+    body = {"model": "silent", "messages": _user(tag), "stream": True}
+    release = live_server.marker_dir / f"{tag}.release"
 
     with httpx.stream(
-        "POST", f"{live_server.base_url}/chat/completions", json=body, timeout=10
+        "POST", f"{live_server.base_url}/chat/completions", json=body, timeout=30
     ) as response:
         headers = response.headers
-        lines = [line for line in response.iter_lines() if line]
+        lines = _released_after_pings(response.iter_lines(), release, pings=3)
 
     assert headers["cache-control"] == "no-cache"
     assert headers["x-accel-buffering"] == "no"
     pings = [i for i, line in enumerate(lines) if line == ": ping"]
     answer = next(i for i, line in enumerate(lines) if "done waiting" in line)
-    # The graph is silent for 1 s and the server pings every 0.2 s.
     assert len(pings) >= 3
     assert all(i < answer for i in pings)
     assert lines[-1] == "data: [DONE]"
 
 
-def test_client_disconnect_cancels_a_silent_graph_within_a_second(
-    quiet_live_server,
-):
+def test_client_disconnect_cancels_a_silent_graph(quiet_live_server):
     live_server = quiet_live_server
     tag = uuid.uuid4().hex
     started = live_server.marker_dir / f"{tag}.started"
@@ -57,29 +71,26 @@ def test_client_disconnect_cancels_a_silent_graph_within_a_second(
         "POST", f"{live_server.base_url}/chat/completions", json=body, timeout=10
     ) as response:
         assert response.status_code == 200
-        _wait_for(started, seconds=5)
+        wait_until(started.exists, 30, "the graph to start")
         assert not cancelled.exists()
-    closed_at = time.monotonic()
 
-    _wait_for(cancelled, seconds=1)
-    assert time.monotonic() - closed_at < 1
+    # This server pings every 600 s: only its disconnect watcher can notice.
+    wait_until(cancelled.exists, 30, "the graph to be cancelled")
 
 
-def _wait_for(path, *, seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    while not path.exists():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{path.name} did not appear within {seconds} s")
-        time.sleep(0.01)
+def _user(text: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": text}]
 
 
 def test_responses_stream_over_tcp_pings_while_silent(live_server):
-    body = {"model": "slow", "input": "Hi", "stream": True}
+    tag = uuid.uuid4().hex
+    body = {"model": "silent", "input": tag, "stream": True}
+    release = live_server.marker_dir / f"{tag}.release"
 
     with httpx.stream(
-        "POST", f"{live_server.base_url}/responses", json=body, timeout=10
+        "POST", f"{live_server.base_url}/responses", json=body, timeout=30
     ) as response:
-        lines = [line for line in response.iter_lines() if line]
+        lines = _released_after_pings(response.iter_lines(), release, pings=3)
 
     assert lines.count(": ping") >= 3
     assert lines[-1].startswith('data: {"type":"response.completed"')
@@ -93,6 +104,14 @@ def test_responses_disconnect_cancels_the_graph(quiet_live_server):
         "POST", f"{quiet_live_server.base_url}/responses", json=body, timeout=10
     ) as response:
         assert response.status_code == 200
-        _wait_for(quiet_live_server.marker_dir / f"{tag}.started", seconds=5)
+        wait_until(
+            (quiet_live_server.marker_dir / f"{tag}.started").exists,
+            30,
+            "the graph to start",
+        )
 
-    _wait_for(quiet_live_server.marker_dir / f"{tag}.cancelled", seconds=1)
+    wait_until(
+        (quiet_live_server.marker_dir / f"{tag}.cancelled").exists,
+        30,
+        "the graph to be cancelled",
+    )

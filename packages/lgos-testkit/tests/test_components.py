@@ -5,12 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-import pytest
 from lgos_testkit import files_api, litellm, litellm_config, seaweedfs
 from openai import OpenAI
 
 
-@pytest.mark.timeout(240)
 def test_litellm_starts_on_a_one_model_config_and_lists_it(tmp_path: Path):
     config = tmp_path / "litellm.yaml"
     config.write_text(
@@ -41,7 +39,6 @@ def test_litellm_starts_on_a_one_model_config_and_lists_it(tmp_path: Path):
     assert (tmp_path / "litellm.log").stat().st_size > 0
 
 
-@pytest.mark.timeout(120)
 def test_files_api_on_seaweedfs_stores_and_returns_an_upload(tmp_path: Path):
     keys = {"sk-kit-a": "owner-a", "sk-kit-b": "owner-b"}
     with (

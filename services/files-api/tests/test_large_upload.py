@@ -45,7 +45,6 @@ def _length() -> int:
     return sum(len(part) for part in _body(hashlib.sha256()))
 
 
-@pytest.mark.timeout(180)
 def test_100_mib_upload_and_download_keep_server_memory_bounded(
     launch, request: pytest.FixtureRequest
 ) -> None:

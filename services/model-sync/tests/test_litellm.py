@@ -16,7 +16,6 @@ id, are what ties the client's answer to LGOS's.
 
 from __future__ import annotations
 
-import pytest
 from model_sync_support import (
     PREFIX,
     Exchange,
@@ -31,8 +30,6 @@ from openai.types.responses import (
     ResponseCreatedEvent,
     ResponseInProgressEvent,
 )
-
-pytestmark = pytest.mark.timeout(180)
 
 
 def test_model_info_carries_lgos_exactly_as_lgos_serves_it(

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from owui_support import UI_FILES_KEY, chat
 
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(300)]
+pytestmark = pytest.mark.anyio
 
 CSV = b"month,visitors,revenue\nJan,120,10.5\nFeb,340,22\nMar,95,17.25\n"
 SVG = "{http://www.w3.org/2000/svg}"
@@ -49,7 +49,6 @@ def ask(text):
     return [{"role": "user", "content": text}]
 
 
-@pytest.mark.timeout(300)
 async def test_an_attached_csv_is_charted_and_the_chart_shown_in_the_chat(
     pipe, recorder, attachment
 ):
@@ -76,7 +75,6 @@ async def stored_files(files_url):
     return {f["id"]: f["filename"] for f in listed.json()["data"]}
 
 
-@pytest.mark.timeout(300)
 async def test_the_same_attachment_is_uploaded_to_the_files_api_once(
     pipe, recorder, attachment, stack
 ):
@@ -91,7 +89,6 @@ async def test_the_same_attachment_is_uploaded_to_the_files_api_once(
     assert new == ["sales-chart.svg", "sales-chart.svg", "sales.csv"]
 
 
-@pytest.mark.timeout(300)
 async def test_attachments_to_a_graph_without_file_inputs_are_not_sent(
     pipe, recorder, attachment
 ):

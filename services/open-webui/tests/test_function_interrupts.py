@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 from owui_support import chat, user
 
-# The first test starts the session servers (LiteLLM alone takes 15-30 s).
-pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
+pytestmark = pytest.mark.anyio
 
 REQUEST = "Refund order 42, it arrived broken"
 

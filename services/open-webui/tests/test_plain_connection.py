@@ -12,11 +12,8 @@ import time
 import uuid
 
 import httpx
-import pytest
 from openai import OpenAI
 from owui_support import LITELLM_MASTER_KEY
-
-pytestmark = pytest.mark.timeout(300)
 
 QUESTION = "How do I upload files to the Files API?"
 SEARCHING = f"Searching the docs for “{QUESTION}”"

@@ -11,8 +11,6 @@ import pytest
 from lgos_open_webui.bundle import MANAGED_KEY, function_sources
 from owui_support import LITELLM_MASTER_KEY, UI_FILES_KEY
 
-pytestmark = pytest.mark.timeout(300)
-
 CSV = b"month,visitors,revenue\nJan,120,10.5\nFeb,340,22\nMar,95,17.25\n"
 
 TINY_PIPE = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,10 +37,16 @@ class _Record:
 class InMemoryResponseStore:
     """A ``ResponseStore`` in this process's memory."""
 
-    def __init__(self, *, idempotency_ttl: float = 24 * 3600) -> None:
+    def __init__(
+        self,
+        *,
+        idempotency_ttl: float = 24 * 3600,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._records: dict[str, _Record] = {}
         self._keys: dict[tuple[str, str], tuple[str, str | None, float]] = {}
         self.idempotency_ttl = idempotency_ttl
+        self._clock = clock
 
     async def create(
         self,
@@ -51,7 +57,7 @@ class InMemoryResponseStore:
         body_digest: str | None = None,
     ) -> tuple[dict[str, Any], bool]:
         if idempotency_key is not None:
-            now = time.monotonic()
+            now = self._clock()
             known = self._keys.get((job.scope, idempotency_key))
             if known is not None and now - known[2] < self.idempotency_ttl:
                 response_id, digest, _ = known
