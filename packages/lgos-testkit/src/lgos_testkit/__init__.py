@@ -1,8 +1,14 @@
 """Real-process helpers the LGOS test suites share (dev-only).
 
 Each module has one job; import from the module (``lgos_testkit.litellm``,
-``lgos_testkit.storage``...) or from here.
+``lgos_testkit.storage``...) or from here. Ports, polling and processes
+(``free_port``, ``wait_until``, ``pid_alive``, ``running``...) have their one
+home in the stack (``lgos_stack.net``, ``lgos_stack.processes``), whose
+public modules this kit builds on; they are offered here too.
 """
+
+from lgos_stack.net import free_port, free_ports, http_ok, wait_until
+from lgos_stack.processes import RunningProcess, pid_alive, running, start_process
 
 from lgos_testkit.litellm import (
     LITELLM_BIN,
@@ -14,8 +20,7 @@ from lgos_testkit.litellm import (
     litellm_env,
     start_litellm,
 )
-from lgos_testkit.net import free_port, free_ports, http_ok, wait_until
-from lgos_testkit.processes import RunningProcess, pid_alive, running, start_process
+from lgos_testkit.responses import SETTLED, await_status, wait_for_status
 from lgos_testkit.storage import (
     FilesApi,
     S3Endpoint,
@@ -30,11 +35,13 @@ from lgos_testkit.threads import ThreadServer
 __all__ = [
     "LITELLM_BIN",
     "LITELLM_OFFLINE_ENV",
+    "SETTLED",
     "FilesApi",
     "LiteLLM",
     "RunningProcess",
     "S3Endpoint",
     "ThreadServer",
+    "await_status",
     "files_api",
     "files_api_env",
     "files_api_on_seaweedfs",
@@ -51,5 +58,6 @@ __all__ = [
     "start_files_api",
     "start_litellm",
     "start_process",
+    "wait_for_status",
     "wait_until",
 ]

@@ -1,4 +1,8 @@
-"""Free loopback ports and polling until something holds."""
+"""Loopback addresses, free ports and polling until something holds.
+
+The one home of these helpers: the stack, the test kit, the browser suite,
+the benchmarks and the core's tests all use them.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,11 @@ from collections.abc import Callable
 import httpx
 
 LOOPBACK = "127.0.0.1"
+
+
+def reachable(host: str) -> str:
+    """Where to probe a server bound to ``host`` (wildcards mean loopback)."""
+    return LOOPBACK if host in ("0.0.0.0", "::", "") else host
 
 
 def free_ports(count: int) -> list[int]:
@@ -34,6 +43,12 @@ def free_ports(count: int) -> list[int]:
 def free_port() -> int:
     """One free loopback port."""
     return free_ports(1)[0]
+
+
+def port_in_use(port: int, host: str = LOOPBACK) -> bool:
+    """Whether something accepts connections on ``port`` now."""
+    with socket.socket() as probe:
+        return probe.connect_ex((reachable(host), port)) == 0
 
 
 def wait_until(
