@@ -11,7 +11,7 @@ import importlib.util
 from collections.abc import Mapping, Sequence
 
 import httpx
-from langgraph_openai_serve.openai.auth import ApiKeys
+from langgraph_openai_serve import ApiKeys
 from lgos_demos.settings import DemoSettings
 from pydantic import ValidationError
 
