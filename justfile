@@ -140,10 +140,11 @@ test: lint compose-check docs tools
         {{uv}} run --frozen pytest "$member/tests" -q
     done
 
-# ruff (lint + format check) and mypy
+# ruff (lint + format check), mypy and the import contracts (pyproject's [tool.importlinter])
 lint:
     {{uv}} run --frozen ruff check .
     {{uv}} run --frozen ruff format --check .
+    {{uv}} run --frozen lint-imports --no-cache
     {{uv}} run --frozen mypy packages/langgraph-openai-serve/src services/files-api/src \
         services/model-sync/src services/chainlit-ui/src services/open-webui/src \
         demos/src bench/src packages/lgos-stack/src packages/lgos-testkit/src \
