@@ -4,14 +4,24 @@ executed by the ``lgos worker`` on the PostgreSQL queue."""
 from __future__ import annotations
 
 import json
+import time
 
-from lgos_testkit import wait_for_status
+from openai import OpenAI
 from openai.types.responses import Response
 
 
 def _pace(steps: int, step_seconds: float) -> dict[str, str]:
     settings = {"steps": steps, "step_seconds": step_seconds}
     return {"lgos_settings": json.dumps(settings)}
+
+
+def _wait(api: OpenAI, response_id: str, statuses: set[str], seconds: float = 30):
+    deadline = time.monotonic() + seconds
+    while True:
+        response = api.responses.retrieve(response_id)
+        if response.status in statuses or time.monotonic() > deadline:
+            return response
+        time.sleep(0.1)
 
 
 def _commentary(response: Response) -> list[str]:
@@ -39,7 +49,7 @@ def test_submit_follow_the_stream_and_poll_until_completed(api):
     )
     # Following the run's stream while it runs, then replaying it from a point.
     events = list(api.responses.retrieve(submitted.id, stream=True))
-    done = wait_for_status(api, submitted.id, {"completed", "failed", "cancelled"})
+    done = _wait(api, submitted.id, {"completed", "failed", "cancelled"})
     replay = list(
         api.responses.retrieve(
             submitted.id, stream=True, starting_after=events[1].sequence_number
@@ -67,10 +77,10 @@ def test_cancel_a_running_job(api):
     submitted = api.responses.create(
         model="background", input="Slow report", background=True, metadata=_pace(5, 5)
     )
-    running = wait_for_status(api, submitted.id, {"in_progress"})
+    running = _wait(api, submitted.id, {"in_progress"})
 
     cancelled = api.responses.cancel(submitted.id)
-    final = wait_for_status(api, submitted.id, {"cancelled", "completed", "failed"})
+    final = _wait(api, submitted.id, {"cancelled", "completed", "failed"})
 
     assert running.status == "in_progress"
     assert cancelled.status in {"cancelled", "in_progress"}

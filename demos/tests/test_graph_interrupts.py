@@ -4,12 +4,12 @@ answers — with its checkpoints in the stack's PostgreSQL."""
 from __future__ import annotations
 
 import json
+import time
 
 import openai
 import psycopg
 import pytest
 from demo_support import drain
-from lgos_testkit import wait_for_status
 
 REQUEST = "Please refund order 42, it arrived broken."
 
@@ -89,16 +89,26 @@ def test_streamed_pause_and_a_free_text_answer(api):
     assert "The reviewer answered “refund half of it”" in text
 
 
+def _wait(api, response_id: str, seconds: float = 30):
+    deadline = time.monotonic() + seconds
+    while True:
+        response = api.responses.retrieve(response_id)
+        if response.status not in {"queued", "in_progress"}:
+            return response
+        assert time.monotonic() < deadline, f"{response_id} stayed {response.status}"
+        time.sleep(0.1)
+
+
 def test_the_worker_pauses_and_resumes_background_runs(api):
     submitted = api.responses.create(model="interrupts", input=REQUEST, background=True)
-    paused = wait_for_status(api, submitted.id)
+    paused = _wait(api, submitted.id)
     resume = api.responses.create(
         model="interrupts",
         previous_response_id=paused.id,
         input=_answer(paused, "reject"),
         background=True,
     )
-    resumed = wait_for_status(api, resume.id)
+    resumed = _wait(api, resume.id)
 
     assert (paused.status, paused.output[0].name) == ("completed", "lgos_interrupt")
     assert resumed.status == "completed"

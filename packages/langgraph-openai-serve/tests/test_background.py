@@ -24,7 +24,6 @@ from langgraph_openai_serve.background.memory import (
     InProcessBackend,
 )
 from langgraph_openai_serve.background.protocol import BackgroundJob
-from lgos_testkit import await_status
 from support import one_node_graph, scripted_graph, sse_events
 
 pytestmark = pytest.mark.anyio
@@ -102,11 +101,20 @@ def client(gate, runs):
     )
 
 
+async def _wait_for(client, response_id, status, **options):
+    for _ in range(200):
+        response = await client.responses.retrieve(response_id, **options)
+        if response.status == status:
+            return response
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{response_id} never reached {status}: {response.status}")
+
+
 async def test_submit_returns_queued_then_polling_reaches_the_foreground_output(client):
     foreground = await client.responses.create(model="bg", input="Go")
     queued = await client.responses.create(model="bg", input="Go", background=True)
 
-    done = await await_status(client, queued.id, {"completed"})
+    done = await _wait_for(client, queued.id, "completed")
 
     assert queued.status == "queued"
     assert queued.background is True
@@ -135,7 +143,7 @@ async def test_cancel_while_queued_never_starts_the_run(client, gate):
 
     cancelled = await client.responses.cancel(queued.id)
     gate.release.set()
-    await await_status(client, blocker.id, {"completed"})
+    await _wait_for(client, blocker.id, "completed")
     await asyncio.sleep(0.05)
 
     assert cancelled.status == "cancelled"
@@ -147,7 +155,7 @@ async def test_a_raising_run_ends_failed_with_the_error_envelope(client):
         model="failing", input="Go", background=True
     )
 
-    failed = await await_status(client, submitted.id, {"failed"})
+    failed = await _wait_for(client, submitted.id, "failed")
 
     assert failed.error.code == "server_error"
     assert failed.error.message == "Internal server error"
@@ -174,7 +182,7 @@ async def test_idempotency_key_returns_the_original_and_rejects_another_body(
 
 async def test_resumed_stream_yields_exactly_the_missing_events(client, gate):
     submitted = await client.responses.create(model="bg", input="Go", background=True)
-    done = await await_status(client, submitted.id, {"completed"})
+    done = await _wait_for(client, submitted.id, "completed")
     full = await client._client.get(
         f"/v1/responses/{submitted.id}", params={"stream": "true"}
     )
@@ -239,7 +247,7 @@ async def test_interrupt_runs_pause_and_resume_in_the_background(client, runs):
     submitted = await client.responses.create(
         model="refund", input="Refund", background=True
     )
-    paused = await await_status(client, submitted.id, {"completed"})
+    paused = await _wait_for(client, submitted.id, "completed")
     (call,) = paused.output
     resume = await client.responses.create(
         model="refund",
@@ -253,7 +261,7 @@ async def test_interrupt_runs_pause_and_resume_in_the_background(client, runs):
             }
         ],
     )
-    resumed = await await_status(client, resume.id, {"completed"})
+    resumed = await _wait_for(client, resume.id, "completed")
     stale = await client.responses.create(
         model="refund",
         background=True,
@@ -266,7 +274,7 @@ async def test_interrupt_runs_pause_and_resume_in_the_background(client, runs):
             }
         ],
     )
-    stale_result = await await_status(client, stale.id, {"failed"})
+    stale_result = await _wait_for(client, stale.id, "failed")
 
     assert call.name == "lgos_interrupt"
     assert resumed.output_text == "Refund approve."

@@ -13,7 +13,7 @@ import httpx
 import openai
 import pytest
 from conftest import TESTS_DIR
-from lgos_testkit import free_port, http_ok, wait_for_status, wait_until
+from lgos_testkit import free_port
 from openai import OpenAI
 
 pytestmark = pytest.mark.timeout(180)
@@ -44,8 +44,14 @@ class Stack:
     def start_api(self) -> None:
         self.port = free_port()
         self.api = self._spawn("serve", "--port", str(self.port))
-        health = f"{self.base_url}/health"
-        wait_until(lambda: http_ok(health, timeout=1), 30, "the API process")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx.get(f"{self.base_url}/health", timeout=1)
+                return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise AssertionError("the API process did not start")
 
     def stop_api(self) -> None:
         assert self.api is not None
@@ -84,6 +90,16 @@ def stack(tmp_path, postgres_uri):
     started.stop()
 
 
+def _wait(client: OpenAI, response_id: str, statuses: set[str], seconds: float = 60):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        response = client.responses.retrieve(response_id)
+        if response.status in statuses:
+            return response
+        time.sleep(0.1)
+    raise AssertionError(f"{response_id} stayed {response.status}")
+
+
 def test_two_workers_share_the_queue_and_run_each_job_once(stack):
     stack.start_worker()
     stack.start_worker()
@@ -93,10 +109,7 @@ def test_two_workers_share_the_queue_and_run_each_job_once(stack):
     submitted = [
         client.responses.create(model="job", input=tag, background=True) for tag in tags
     ]
-    done = [
-        wait_for_status(client, s.id, {"completed", "failed"}, seconds=60)
-        for s in submitted
-    ]
+    done = [_wait(client, s.id, {"completed", "failed"}) for s in submitted]
 
     assert [d.output_text for d in done] == [f"Finished {tag}." for tag in tags]
     for tag in tags:
@@ -107,7 +120,7 @@ def test_an_api_restart_loses_nothing_and_streams_resume_from_any_process(stack)
     stack.start_worker()
     client = stack.client()
     submitted = client.responses.create(model="job", input="restart", background=True)
-    done = wait_for_status(client, submitted.id, {"completed"}, seconds=60)
+    done = _wait(client, submitted.id, {"completed"})
     full = httpx.get(
         f"{stack.base_url}/responses/{submitted.id}", params={"stream": "true"}
     )
@@ -138,7 +151,7 @@ def test_cancel_while_queued_and_while_running(stack):
         time.sleep(0.05)
 
     client.responses.cancel(running.id)
-    cancelled_running = wait_for_status(client, running.id, {"cancelled"}, seconds=15)
+    cancelled_running = _wait(client, running.id, {"cancelled"}, seconds=15)
 
     assert cancelled_queued.status == "cancelled"
     assert cancelled_running.status == "cancelled"
@@ -164,8 +177,8 @@ def test_idempotent_retries_and_failures_on_postgres(stack):
             model="job", input="other", background=True, extra_headers=headers
         )
     failing = client.responses.create(model="boom", input="x", background=True)
-    failed = wait_for_status(client, failing.id, {"failed"}, seconds=60)
-    wait_for_status(client, first.id, {"completed"}, seconds=60)
+    failed = _wait(client, failing.id, {"failed"})
+    _wait(client, first.id, {"completed"})
 
     assert retry.id == first.id
     assert reused.value.body["code"] == "idempotency_key_reused"

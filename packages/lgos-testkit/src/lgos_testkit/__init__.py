@@ -20,7 +20,6 @@ from lgos_testkit.litellm import (
     litellm_env,
     start_litellm,
 )
-from lgos_testkit.responses import SETTLED, await_status, wait_for_status
 from lgos_testkit.storage import (
     FilesApi,
     S3Endpoint,
@@ -35,13 +34,11 @@ from lgos_testkit.threads import ThreadServer
 __all__ = [
     "LITELLM_BIN",
     "LITELLM_OFFLINE_ENV",
-    "SETTLED",
     "FilesApi",
     "LiteLLM",
     "RunningProcess",
     "S3Endpoint",
     "ThreadServer",
-    "await_status",
     "files_api",
     "files_api_env",
     "files_api_on_seaweedfs",
@@ -58,6 +55,5 @@ __all__ = [
     "start_files_api",
     "start_litellm",
     "start_process",
-    "wait_for_status",
     "wait_until",
 ]
