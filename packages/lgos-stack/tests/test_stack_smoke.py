@@ -35,7 +35,7 @@ from openai import OpenAI
 
 pytestmark = pytest.mark.timeout(480)
 
-TOOLS = Path(__file__).resolve().parents[2] / ".tools"
+TOOLS = Path(__file__).resolve().parents[3] / ".tools"
 EVERY_SERVICE = {
     "demo model",
     "search",
