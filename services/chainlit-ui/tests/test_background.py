@@ -24,8 +24,8 @@ from lgos_chainlit.events import (
     Notice,
     TurnFinished,
 )
-from lgos_chainlit.follow import NO_EVENTS_NOTICE
 from lgos_chainlit.presentation import status_text
+from lgos_chainlit.run_follower import NO_EVENTS_NOTICE
 from openai import AsyncOpenAI
 from ui_lgos_app import background_answer
 from ui_support import collect
