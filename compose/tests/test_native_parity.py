@@ -1,6 +1,6 @@
 """The compose stack runs the native stack's services, wired the same way.
 
-The native plan (``lgos_demos.stack.services.plan_stack``) is the reference:
+The native plan (``lgos_stack.services.plan_stack``) is the reference:
 the same programs with the same arguments, the same settings pointing at the
 same neighbours (by service name instead of 127.0.0.1), and the same ports
 published on the host's loopback.
@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from compose_support import Member, installed_scripts, normalize
 from lgos_chainlit.cli import DEFAULT_PORT as CHAINLIT_PORT
-from lgos_demos.stack.services import StackOptions, plan_stack
-from lgos_demos.stack.supervisor import Service
+from lgos_stack.services import StackOptions, plan_stack
+from lgos_stack.supervisor import Service
 
 Services = dict[str, dict[str, Any]]
 

@@ -1,6 +1,6 @@
 """The demo stack as real processes, once per session.
 
-``python -m lgos_demos.stack`` (what ``just up`` runs) starts the offline demo
+``python -m lgos_stack`` (what ``just up`` runs) starts the offline demo
 model, the search service, SeaweedFS, the Files API, PostgreSQL, a one-shot
 table setup, the background worker and the demo API on free loopback ports
 in a temp folder. Tests reach them over HTTP with the official ``openai``
@@ -15,24 +15,30 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from demo_support import (
-    Stack,
-    clean_env,
-    postgres_dir,
-    start_stack,
-)
 from lgos_demos.settings import DEFAULT_FILES_API_KEY
 from lgos_testkit import pid_alive
-from lgos_testkit.stack import stop_stack
+from lgos_testkit.stack import (
+    RunningStack,
+    postgres_dir,
+    stack_env,
+    start_stack,
+    stop_stack,
+)
 from openai import OpenAI
 
 
 @pytest.fixture(scope="session")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
     postgres = postgres_dir()
     try:
+        # LiteLLM (and with it the model sync and the UIs) is left out: these
+        # tests need only the demo services.
         running = start_stack(
-            tmp_path_factory.mktemp("stack"), env=clean_env(), postgres=postgres
+            tmp_path_factory.mktemp("stack"),
+            env=stack_env(),
+            postgres=postgres,
+            without=("litellm",),
+            timeout=60,
         )
         yield running
         stopped = stop_stack(running.process, running.pids)
@@ -44,7 +50,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 
 @pytest.fixture(scope="session")
-def api(stack: Stack) -> Iterator[OpenAI]:
+def api(stack: RunningStack) -> Iterator[OpenAI]:
     """The official SDK against the demo API."""
     with OpenAI(
         base_url=stack.api_url, api_key="unused", max_retries=0, timeout=30
@@ -53,7 +59,7 @@ def api(stack: Stack) -> Iterator[OpenAI]:
 
 
 @pytest.fixture(scope="session")
-def files(stack: Stack) -> Iterator[OpenAI]:
+def files(stack: RunningStack) -> Iterator[OpenAI]:
     """The official SDK against the Files API, with the key the graphs use."""
     with OpenAI(
         base_url=stack.files_url,

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 PROBE = """
 import lgos_demos.app, lgos_demos.registry, lgos_demos.demo_model.app
-import lgos_demos.search.app, lgos_demos.stack.services
+import lgos_demos.search.app, lgos_stack.services
 print("imported")
 """
 

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from lgos_demos.stack.services import StackOptions
+from lgos_stack.services import StackOptions
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "demo-stack.md").read_text()

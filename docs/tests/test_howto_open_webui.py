@@ -8,8 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from lgos_demos.stack.webuis import open_webui_services
 from lgos_open_webui.functions.lgos_responses import Pipe
+from lgos_stack.webuis import open_webui_services
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "how-to" / "open-webui.md").read_text()

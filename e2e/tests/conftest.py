@@ -19,9 +19,15 @@ from lgos_e2e.browser import launch_args
 from lgos_e2e.chainlit import ChainlitPage, ChainlitUser
 from lgos_e2e.open_webui import OpenWebUIPage, dismiss_whats_new
 from lgos_e2e.stack import STARTUP_SECONDS as STACK_START_SECONDS
-from lgos_e2e.stack import stack_env
 from lgos_testkit import pid_alive
-from lgos_testkit.stack import RunningStack, read_stack, start_stack, stop_stack
+from lgos_testkit.stack import (
+    RunningStack,
+    postgres_dir,
+    read_stack,
+    stack_env,
+    start_stack,
+    stop_stack,
+)
 from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, expect
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,7 +59,7 @@ def stack(request: pytest.FixtureRequest) -> Iterator[RunningStack]:
         yield read_stack(Path(attach))
         return
     state = Path(tempfile.mkdtemp(prefix="lgos-e2e-stack-"))
-    postgres = Path(tempfile.mkdtemp(prefix="lgos-e2e-pg-"))
+    postgres = postgres_dir(prefix="lgos-e2e-pg-")
     env = stack_env(
         LGOS_CHAINLIT_USERS=json.dumps({USER.name: USER.password}),
         DEMO_MODEL_TOKEN_DELAY="0.03",

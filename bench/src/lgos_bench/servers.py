@@ -11,30 +11,21 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 
-import httpx
+from lgos_stack.net import LOOPBACK, free_port, http_ok, wait_until
 
 from lgos_bench.procstat import Usage, cpu_seconds, process_tree, rss_bytes
 from lgos_bench.workload import Workload
 
-HOST = "127.0.0.1"
+HOST = LOOPBACK
 FACTORIES = {
     "baseline": "lgos_bench.baseline_app:create_app",
     "lgos": "lgos_bench.lgos_app:create_app",
 }
 UVICORN_FLAGS = ["--loop", "asyncio", "--http", "h11", "--no-access-log"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,24 +106,27 @@ class ServerProcess:
         return self
 
     def _wait_ready(self, timeout: float) -> None:
-        assert self.process is not None
-        deadline = time.monotonic() + timeout
-        ready = 0
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
+        process = self.process
+        assert process is not None
+        answers = 0
+
+        def ready() -> bool:
+            nonlocal answers
+            if process.poll() is not None:
                 raise RuntimeError(f"the {self.name} server exited during startup")
-            try:
-                response = httpx.get(f"{self.base_url}/models", timeout=2)
-                ready = ready + 1 if response.status_code == 200 else 0
-            except httpx.TransportError:
-                ready = 0
+            answers = answers + 1 if http_ok(f"{self.base_url}/models") else 0
             # With several workers, see enough answers that all have started.
-            if ready >= 4 * self.workers:
-                self.pids = process_tree(self.process.pid)
-                if len(self.pids) > self.workers or self.workers == 1:
-                    return
-            time.sleep(0.05)
-        raise RuntimeError(f"the {self.name} server did not start in {timeout} s")
+            if answers < 4 * self.workers:
+                return False
+            self.pids = process_tree(process.pid)
+            return len(self.pids) > self.workers or self.workers == 1
+
+        try:
+            wait_until(ready, timeout, f"the {self.name} server")
+        except TimeoutError:
+            raise RuntimeError(
+                f"the {self.name} server did not start in {timeout} s"
+            ) from None
 
     def usage(self) -> Usage:
         """CPU and RSS of the server's processes (found once, at startup)."""

@@ -16,9 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.callbacks import AsyncCallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatResult
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.pregel import Pregel
@@ -77,23 +75,11 @@ def _one_node(name: str, node: Any) -> AnyGraph:
     return builder.compile(name=name)
 
 
-class BenchChatModel(ScriptedChatModel):
-    """``ScriptedChatModel`` with a native ``_agenerate``, as provider clients
-    have: without it LangChain runs every non-streaming call in the default
-    thread pool, a cost neither server should be charged for."""
-
-    async def _agenerate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: AsyncCallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        return self._generate(messages, stop, None, **kwargs)
-
-
-def _model(reply: str | AIMessage) -> BenchChatModel:
-    return BenchChatModel(responder=lambda _messages: reply)
+def _model(reply: str | AIMessage) -> ScriptedChatModel:
+    # ScriptedChatModel has a native ``_agenerate``, as provider clients have:
+    # without it LangChain would run every non-streaming call in the default
+    # thread pool, a cost neither server should be charged for.
+    return ScriptedChatModel(responder=lambda _messages: reply)
 
 
 def _citations(text: str) -> list[dict[str, Any]]:

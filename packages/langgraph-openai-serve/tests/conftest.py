@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import os
-import subprocess
+import signal
 import sys
-import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from langgraph_openai_serve import (
     LanggraphOpenaiServe,
     Settings,
 )
-from lgos_testkit import STARTUP_SECONDS, free_port
+from lgos_testkit import STARTUP_SECONDS, free_port, start_process
 from openai import AsyncOpenAI
 
 pytest_plugins = ["postgres_fixtures"]
@@ -81,7 +80,7 @@ class LiveServer:
             "LGOS_SSE_PING_INTERVAL": str(ping_interval),
             **(env or {}),
         }
-        self.process = subprocess.Popen(
+        self.server = start_process(
             [
                 sys.executable,
                 "-m",
@@ -95,40 +94,26 @@ class LiveServer:
                 "--log-level",
                 "warning",
             ],
+            log=marker_dir / f"uvicorn-{self.port}.log",
+            name="the live LGOS server",
             env=environment,
         )
-        self._wait_ready()
+        try:
+            self.server.wait_healthy(f"{self.base_url}/health", STARTUP_SECONDS)
+        except BaseException:
+            self.server.stop()
+            raise
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError("the live LGOS server exited during startup")
-            try:
-                if httpx.get(f"{self.base_url}/health", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                time.sleep(0.1)
-        raise RuntimeError("the live LGOS server did not become ready in 20 s")
-
     def kill(self) -> None:
         """Stop at once, as a crash would (SIGKILL)."""
-        self.process.kill()
-        self.process.wait(timeout=5)
+        self.server.stop(signal.SIGKILL, timeout=5)
 
     def stop(self) -> None:
-        if self.process.poll() is not None:
-            return
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(timeout=5)
+        self.server.stop(timeout=5)
 
 
 @pytest.fixture(scope="session")

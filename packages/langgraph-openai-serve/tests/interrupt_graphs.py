@@ -44,30 +44,6 @@ def refund_graph(checkpointer: Any, runs: Counter[str]) -> Any:
     return builder.compile(checkpointer=checkpointer)
 
 
-def parallel_graph(checkpointer: Any) -> Any:
-    """Two parallel nodes interrupt at once; one answer joins them."""
-
-    async def manager(state: Decision) -> dict[str, Any]:
-        return {"decision": interrupt({"question": "Manager approval?"})}
-
-    async def finance(state: Decision) -> dict[str, Any]:
-        return {"second": interrupt({"question": "Finance approval?"})}
-
-    async def answer(state: Decision) -> dict[str, list[BaseMessage]]:
-        text = f"manager={state['decision']} finance={state['second']}"
-        return {"messages": [AIMessage(content=text)]}
-
-    builder = StateGraph(Decision)
-    builder.add_node("manager", manager)
-    builder.add_node("finance", finance)
-    builder.add_node("answer", answer)
-    builder.add_edge(START, "manager")
-    builder.add_edge(START, "finance")
-    builder.add_edge(["manager", "finance"], "answer")
-    builder.add_edge("answer", END)
-    return builder.compile(checkpointer=checkpointer)
-
-
 def double_interrupt_graph(checkpointer: Any) -> Any:
     """A node that calls interrupt() twice in one invocation (not allowed)."""
 

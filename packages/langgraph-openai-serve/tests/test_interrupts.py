@@ -14,7 +14,6 @@ from interrupt_graphs import (
     QUESTION,
     double_interrupt_graph,
     failing_graph,
-    parallel_graph,
     refund_graph,
 )
 from langgraph.checkpoint.memory import InMemorySaver
@@ -27,6 +26,7 @@ from langgraph_openai_serve import (
 )
 from langgraph_openai_serve.graph.coordination import InMemoryRunCoordinator
 from langgraph_openai_serve.integrations.postgres import PostgresRunCoordinator
+from lgos_testkit.graphs import two_approvers_graph
 from support import sse_events
 
 pytestmark = pytest.mark.anyio
@@ -61,7 +61,7 @@ def app_factory(backend, runs):
         registry = GraphRegistry(
             registry={
                 "refund": interrupt_config(refund_graph(saver, runs)),
-                "parallel": interrupt_config(parallel_graph(saver)),
+                "parallel": interrupt_config(two_approvers_graph(saver)),
                 "greedy": interrupt_config(double_interrupt_graph(saver)),
                 "broken": interrupt_config(failing_graph(saver)),
             }

@@ -19,8 +19,8 @@ from lgos_chainlit.events import (
     Notice,
     TurnFinished,
 )
-from lgos_chainlit.follow import NO_EVENTS_NOTICE
 from lgos_chainlit.presentation import status_text
+from lgos_chainlit.run_follower import NO_EVENTS_NOTICE
 from openai import AsyncOpenAI
 from ui_lgos_app import background_answer
 from ui_support import RecordingTransport, background_chat, collect, stopped

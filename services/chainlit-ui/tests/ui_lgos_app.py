@@ -55,6 +55,7 @@ from langgraph_openai_serve import (
     status_event,
 )
 from langgraph_openai_serve.testing import ScriptedChatModel
+from lgos_testkit.graphs import two_approvers_graph
 from pydantic import Field
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -240,29 +241,6 @@ def refund_graph(saver: InMemorySaver) -> Any:
     return builder.compile(checkpointer=saver)
 
 
-def approvals_graph(saver: InMemorySaver) -> Any:
-    async def manager(state: Decision) -> dict[str, Any]:
-        answer = interrupt({"question": "Manager approval?", "choices": ["yes", "no"]})
-        return {"decision": answer}
-
-    async def finance(state: Decision) -> dict[str, Any]:
-        return {"second": interrupt({"question": "Finance comment?"})}
-
-    async def answer(state: Decision) -> dict[str, list[BaseMessage]]:
-        text = f"manager={state['decision']} finance={state['second']}"
-        return {"messages": [AIMessage(content=text)]}
-
-    builder = StateGraph(Decision)
-    builder.add_node("manager", manager)
-    builder.add_node("finance", finance)
-    builder.add_node("answer", answer)
-    builder.add_edge(START, "manager")
-    builder.add_edge(START, "finance")
-    builder.add_edge(["manager", "finance"], "answer")
-    builder.add_edge("answer", END)
-    return builder.compile(checkpointer=saver)
-
-
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"></svg>'
 
 
@@ -383,7 +361,14 @@ def build_registry(files: FilesAccess) -> GraphRegistry:
                 "Refunds in the background.",
                 GraphFeature.BACKGROUND,
             ),
-            "approvals": paused(approvals_graph(saver), "Asks two approvers."),
+            "approvals": paused(
+                two_approvers_graph(
+                    saver,
+                    manager={"question": "Manager approval?", "choices": ["yes", "no"]},
+                    finance={"question": "Finance comment?"},
+                ),
+                "Asks two approvers.",
+            ),
             "chart": GraphConfig(
                 graph=chart_graph(files),
                 description="Charts an attached file.",

@@ -23,7 +23,7 @@ from typing import Any
 
 # The stack's offline settings (ARCHITECTURE.md / RECIPES.md): offline, no
 # persistent config, no background title/tag/follow-up calls.
-from lgos_demos.stack.webuis import OPEN_WEBUI_OFFLINE_ENV
+from lgos_stack.webuis import OPEN_WEBUI_OFFLINE_ENV
 from lgos_testkit import free_port, running
 
 REPO_ROOT = Path(__file__).resolve().parents[3]

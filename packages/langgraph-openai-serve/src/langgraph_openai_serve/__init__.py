@@ -1,5 +1,6 @@
 """LangGraph OpenAI Serve: put LangGraph graphs behind the OpenAI API."""
 
+from langgraph_openai_serve.api_keys import ApiKeys
 from langgraph_openai_serve.graph.citations import Citation, citation_slice
 from langgraph_openai_serve.graph.client_settings import ClientSettings
 from langgraph_openai_serve.graph.config import GraphConfig
@@ -31,6 +32,7 @@ from langgraph_openai_serve.server import LanggraphOpenaiServe
 from langgraph_openai_serve.settings import Settings
 
 __all__ = [
+    "ApiKeys",
     "Citation",
     "ClientFunctionTool",
     "ClientSettings",

@@ -21,7 +21,10 @@ from langgraph_openai_serve.background.protocol import BackgroundBackend, Respon
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.registry import GraphRegistry
-from langgraph_openai_serve.integrations.langfuse import require_langfuse
+from langgraph_openai_serve.integrations.langfuse import (
+    langfuse_callbacks,
+    require_langfuse,
+)
 from langgraph_openai_serve.openai import health
 from langgraph_openai_serve.openai.chat import routes as chat_routes
 from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
@@ -35,6 +38,7 @@ from langgraph_openai_serve.openai.state import (
     BackgroundRuntime,
     CheckpointScope,
     ServeState,
+    no_callbacks,
 )
 from langgraph_openai_serve.settings import Settings, normalize_prefix
 
@@ -103,7 +107,7 @@ class LanggraphOpenaiServe:
             checkpoint_scope=self.checkpoint_scope,
             ping_interval=settings.SSE_PING_INTERVAL,
             created=int(time.time()),
-            langfuse=settings.ENABLE_LANGFUSE,
+            callbacks=langfuse_callbacks if settings.ENABLE_LANGFUSE else no_callbacks,
             chat_status_as_reasoning=settings.CHAT_STATUS_AS_REASONING,
             background=self._background_runtime(),
         )

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from langgraph_openai_serve.openai.auth import ApiKeys
+from langgraph_openai_serve.api_keys import ApiKeys
 
 
 def normalize_prefix(value: str) -> str:

@@ -1,8 +1,21 @@
 """Real-process helpers the LGOS test suites share (dev-only).
 
 Each module has one job; import from the module (``lgos_testkit.litellm``,
-``lgos_testkit.storage``...) or from here.
+``lgos_testkit.storage``...) or from here. Ports, polling and processes
+(``free_port``, ``wait_until``, ``pid_alive``, ``running``...) have their one
+home in the stack (``lgos_stack.net``, ``lgos_stack.processes``), whose
+public modules this kit builds on; they are offered here too.
 """
+
+from lgos_stack.net import (
+    STARTUP_SECONDS,
+    async_wait_until,
+    free_port,
+    free_ports,
+    http_ok,
+    wait_until,
+)
+from lgos_stack.processes import RunningProcess, pid_alive, running, start_process
 
 from lgos_testkit.leaks import CLIENT_PACKAGES, no_async_generator_left
 from lgos_testkit.litellm import (
@@ -15,15 +28,6 @@ from lgos_testkit.litellm import (
     litellm_env,
     start_litellm,
 )
-from lgos_testkit.net import (
-    STARTUP_SECONDS,
-    async_wait_until,
-    free_port,
-    free_ports,
-    http_ok,
-    wait_until,
-)
-from lgos_testkit.processes import RunningProcess, pid_alive, running, start_process
 from lgos_testkit.responses import SETTLED, await_response, wait_for_response
 from lgos_testkit.storage import (
     FilesApi,

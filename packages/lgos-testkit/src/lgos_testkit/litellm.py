@@ -17,10 +17,9 @@ from typing import Any
 import httpx
 
 # The stack's own offline settings, so tests run LiteLLM as `just up` does.
-from lgos_demos.stack.gateway import LITELLM_OFFLINE_ENV as LITELLM_OFFLINE_ENV
-
-from lgos_testkit.net import LOOPBACK, free_port
-from lgos_testkit.processes import RunningProcess, start_process
+from lgos_stack.gateway import LITELLM_OFFLINE_ENV as LITELLM_OFFLINE_ENV
+from lgos_stack.net import LOOPBACK, free_port
+from lgos_stack.processes import RunningProcess, start_process
 
 # packages/lgos-testkit/src/lgos_testkit/litellm.py -> the repository root.
 REPO_ROOT = Path(__file__).resolve().parents[4]

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
+from lgos_stack.net import async_wait_until, wait_until
 from openai import AsyncOpenAI, OpenAI
 from openai.types.responses import Response
-
-from lgos_testkit.net import async_wait_until, wait_until
 
 SETTLED = frozenset({"completed", "incomplete", "failed", "cancelled"})
 """Statuses a run does not leave (a paused run is ``completed``)."""

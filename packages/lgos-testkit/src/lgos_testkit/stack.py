@@ -1,10 +1,11 @@
 """The native demo stack (``lgos-demo-stack``) as a process a test owns.
 
-``start_stack`` runs ``python -m lgos_demos.stack`` on a free loopback port
+``start_stack`` runs ``python -m lgos_stack`` on a free loopback port
 for every service, waits until it wrote ``stack.json`` (every service
 healthy) and returns each service's PID and URL. ``stop_stack`` sends the
 supervisor SIGINT (it stops its children itself) and, should it hang, kills
 what is left by PID. ``read_stack`` reads a stack someone else started.
+``stack_env`` and ``postgres_dir`` are what a test starts it with.
 """
 
 from __future__ import annotations
@@ -15,27 +16,33 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lgos_testkit.net import free_ports
-
-PORT_FLAGS = (
-    "--port",
-    "--model-port",
-    "--search-port",
-    "--files-port",
-    "--s3-port",
-    "--postgres-port",
-    "--litellm-port",
-    "--chainlit-port",
-    "--open-webui-port",
-)
-"""Every port ``lgos-demo-stack`` opens: tests never use a person's defaults."""
+from lgos_stack.net import free_ports
+from lgos_stack.services import PORT_FLAGS
 
 _POLL = 0.1
+_FOREIGN_SETTINGS = ("DEMO_", "LGOS_", "LITELLM_", "OPENAI_", "WEBUI_", "CHAINLIT_")
+
+
+def stack_env(base: Mapping[str, str] = os.environ, **extra: str) -> dict[str, str]:
+    """``base`` without settings that would point the stack elsewhere, the demo
+    model answering at once (no token delay), then ``extra``."""
+    env = {k: v for k, v in base.items() if not k.startswith(_FOREIGN_SETTINGS)}
+    return env | {"DEMO_MODEL_TOKEN_DELAY": "0"} | extra
+
+
+def postgres_dir(prefix: str = "lgos-stack-pg-") -> Path:
+    """A fresh folder for the stack's PostgreSQL cluster (``--postgres-dir``).
+
+    As root the server runs as its own user and the folders above its data
+    are made traversable, so it lives under the system temp folder rather
+    than in pytest's private one. Delete it after the stack stopped."""
+    return Path(tempfile.mkdtemp(prefix=prefix))
 
 
 class StackStartError(RuntimeError):
@@ -61,25 +68,52 @@ class RunningStack:
                 f"the stack runs no {service!r}; it runs {sorted(self.urls)}"
             ) from None
 
+    @property
+    def api_url(self) -> str:
+        return self.url("demo API")
+
+    @property
+    def files_url(self) -> str:
+        return self.url("Files API")
+
+    @property
+    def model_url(self) -> str:
+        return self.url("demo model")
+
+    @property
+    def database_url(self) -> str:
+        return self.url("PostgreSQL")
+
+    @property
+    def search_url(self) -> str:
+        return self.url("search").split("/search", 1)[0]
+
 
 def start_stack(
     state_dir: Path,
     *,
     env: Mapping[str, str],
     args: Sequence[str] = (),
+    postgres: Path | None = None,
+    without: Sequence[str] = (),
     timeout: float,
 ) -> RunningStack:
-    """``lgos-demo-stack`` in ``state_dir`` with free ports and ``args``."""
+    """``lgos-demo-stack`` in ``state_dir`` with free ports and ``args``: its
+    PostgreSQL cluster in ``postgres`` (see ``postgres_dir``), the services
+    ``without`` names left out (``--without``)."""
     state_dir.mkdir(parents=True, exist_ok=True)
     output = state_dir / "stack.out"
-    ports = free_ports(len(PORT_FLAGS))
+    flags = list(PORT_FLAGS.values())
+    ports = free_ports(len(flags))
     argv = [
         sys.executable,
         "-m",
-        "lgos_demos.stack",
+        "lgos_stack",
         f"--state-dir={state_dir}",
-        *(f"{flag}={port}" for flag, port in zip(PORT_FLAGS, ports, strict=True)),
+        *(f"{flag}={port}" for flag, port in zip(flags, ports, strict=True)),
         f"--startup-timeout={timeout}",
+        *([f"--postgres-dir={postgres}"] if postgres is not None else []),
+        *(f"--without={name}" for name in without),
         *args,
     ]
     with output.open("wb") as out:

@@ -7,17 +7,21 @@ import contextlib
 import json
 import os
 import shutil
-import socket
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-from lgos_demos.stack.files import weed_mini_argv
-
-from lgos_testkit.net import LOOPBACK, STARTUP_SECONDS, free_port, wait_until
-from lgos_testkit.processes import RunningProcess, running, start_process
+from lgos_stack.files import weed_mini_argv
+from lgos_stack.net import (
+    LOOPBACK,
+    STARTUP_SECONDS,
+    free_port,
+    port_in_use,
+    wait_until,
+)
+from lgos_stack.processes import RunningProcess, running, start_process
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ def seaweedfs(
     for name in ("log", "data", "tmp"):
         (root / name).mkdir()
     s3_port = free_port()
-    # The stack's own command (lgos_demos.stack.files), on free ports.
+    # The stack's own command (lgos_stack.files), on free ports.
     command = weed_mini_argv(weed_binary(), root, s3_port)
     env = {
         **os.environ,
@@ -159,8 +163,7 @@ def start_files_api(
 def _listens(process: RunningProcess, port: int) -> bool:
     if process.exited():
         raise RuntimeError(f"{process.name} exited early:\n{process.log_tail()}")
-    with contextlib.closing(socket.socket()) as probe:
-        return probe.connect_ex((LOOPBACK, port)) == 0
+    return port_in_use(port)
 
 
 @contextlib.contextmanager

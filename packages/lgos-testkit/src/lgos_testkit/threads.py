@@ -8,8 +8,7 @@ import time
 from typing import Any
 
 import uvicorn
-
-from lgos_testkit.net import LOOPBACK, STARTUP_SECONDS
+from lgos_stack.net import LOOPBACK, STARTUP_SECONDS
 
 
 class ThreadServer:

@@ -30,7 +30,7 @@ from lgos_chainlit.config import UIConfig
 from lgos_chainlit.conversation import Attachment, Conversation
 from lgos_chainlit.datalayer import FileDataLayer
 from lgos_chainlit.events import Notice
-from lgos_chainlit.followers import Followers
+from lgos_chainlit.follower_tasks import Followers
 from lgos_chainlit.runtime_settings import (
     SettingField,
     SettingsError,

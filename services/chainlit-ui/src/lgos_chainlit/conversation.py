@@ -57,8 +57,6 @@ from lgos_chainlit.events import (
 )
 from lgos_chainlit.files import DISPLAY_FILE, DISPLAY_FILE_TOOL, FilesClient, FilesError
 from lgos_chainlit.files import display_file as fetch_display_file
-from lgos_chainlit.follow import RunEnded, RunFollower, RunLost
-from lgos_chainlit.follow import reason as _reason
 from lgos_chainlit.interrupts import (
     INTERRUPT_TOOL,
     AnswerError,
@@ -74,6 +72,8 @@ from lgos_chainlit.ledger import (
     item_json,
     user_message,
 )
+from lgos_chainlit.run_follower import RunEnded, RunFollower, RunLost
+from lgos_chainlit.run_follower import reason as _reason
 from lgos_chainlit.runtime_settings import (
     SettingField,
     changed_settings,

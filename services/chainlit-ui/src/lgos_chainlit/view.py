@@ -43,7 +43,7 @@ from lgos_chainlit.events import (
     TurnFinished,
     UIEvent,
 )
-from lgos_chainlit.followers import Followers
+from lgos_chainlit.follower_tasks import Followers
 from lgos_chainlit.presentation import (
     escape_markdown,
     refusal_prefix,

@@ -103,15 +103,17 @@ async def prepare_run(
             "The graph received a runtime context but declares no context_schema."
         )
     return PreparedRun(
-        config,
-        graph,
-        request,
-        graph_input,
-        context,
-        callbacks,
-        request_id,
-        replayed_call_ids(messages) if request.server_tools else frozenset(),
-        plan,
+        config=config,
+        graph=graph,
+        request=request,
+        input=graph_input,
+        context=context,
+        callbacks=callbacks,
+        request_id=request_id,
+        replayed_call_ids=(
+            replayed_call_ids(messages) if request.server_tools else frozenset()
+        ),
+        interrupt=plan,
     )
 
 

@@ -54,3 +54,8 @@ def get_langfuse_callback() -> Any:
 
                 _handler = CallbackHandler()
     return _handler
+
+
+def langfuse_callbacks() -> tuple[Any, ...]:
+    """The run callbacks of a traced server: the process-wide handler."""
+    return (get_langfuse_callback(),)

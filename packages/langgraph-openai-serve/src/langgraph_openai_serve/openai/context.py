@@ -20,11 +20,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from langgraph_openai_serve.openai.auth import (
-    PRINCIPAL_STATE_KEY,
-    ApiKeys,
-    bearer_token,
-)
+from langgraph_openai_serve.api_keys import ApiKeys
+from langgraph_openai_serve.openai.auth import PRINCIPAL_STATE_KEY, bearer_token
 from langgraph_openai_serve.openai.errors import error_response, logger, response_for
 
 access_logger = logging.getLogger("langgraph_openai_serve.access")

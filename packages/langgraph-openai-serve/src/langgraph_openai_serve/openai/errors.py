@@ -28,7 +28,7 @@ from langgraph_openai_serve.graph.errors import (
     ResponseNotFoundError,
     RunBusyError,
 )
-from langgraph_openai_serve.openai.jsonbody import json_response
+from langgraph_openai_serve.openai.compact_json import json_response
 
 logger = logging.getLogger("langgraph_openai_serve")
 

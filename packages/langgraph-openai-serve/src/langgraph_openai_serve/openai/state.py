@@ -17,9 +17,13 @@ from langgraph_openai_serve.background.protocol import (
 )
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.graph.registry import GraphRegistry
-from langgraph_openai_serve.integrations.langfuse import get_langfuse_callback
 
 CheckpointScope = Callable[[Request], str | Awaitable[str]]
+RunCallbacks = Callable[[], tuple[BaseCallbackHandler, ...]]
+
+
+def no_callbacks() -> tuple[BaseCallbackHandler, ...]:
+    return ()
 
 
 @dataclass(slots=True)
@@ -42,12 +46,21 @@ class BackgroundRuntime:
 
 @dataclass(frozen=True, slots=True)
 class ServeState:
+    """Everything the OpenAI routes read from the server, built once when
+    ``LanggraphOpenaiServe.bind_openai_api`` binds the app (as
+    ``app.state.lgos``; ``serve_state(request)`` returns it): the graphs, how
+    to scope checkpoints, SSE and model-list settings, the server-wide run
+    callbacks and the background runtime. Nothing in it changes per request.
+    """
+
     registry: GraphRegistry
     checkpoint_scope: CheckpointScope
     ping_interval: float
     created: int
     """Unix time reported as every model's ``created``."""
-    langfuse: bool = False
+    callbacks: RunCallbacks = no_callbacks
+    """Server-wide callbacks for one graph run (``server.py`` passes Langfuse's
+    when tracing is on; they are built on the first run)."""
     chat_status_as_reasoning: bool = False
     background: BackgroundRuntime | None = None
     """Set when some graph declares ``GraphFeature.BACKGROUND``."""
@@ -62,12 +75,6 @@ class ServeState:
                 "checkpoint_scope must return a non-empty string."
             )
         return scope
-
-    def callbacks(self) -> tuple[BaseCallbackHandler, ...]:
-        """Server-wide callbacks for one graph run."""
-        if not self.langfuse:
-            return ()
-        return (get_langfuse_callback(),)
 
 
 def serve_state(request: Request) -> ServeState:

@@ -18,9 +18,9 @@ from langgraph_openai_serve.graph.answer import Answer
 from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
+from langgraph_openai_serve.openai.compact_json import dumps
 from langgraph_openai_serve.openai.context import RequestLog
 from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE, error_body
-from langgraph_openai_serve.openai.jsonbody import dumps
 from langgraph_openai_serve.openai.sse import DONE_FRAME, data_frame
 
 logger = logging.getLogger("langgraph_openai_serve")

@@ -20,8 +20,8 @@ from langgraph_openai_serve.openai.chat.encode import (
     stream_frames,
 )
 from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
+from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.context import request_log
-from langgraph_openai_serve.openai.jsonbody import json_response
 from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.sse import EventStreamResponse
 from langgraph_openai_serve.openai.state import serve_state

@@ -9,7 +9,7 @@ from starlette.responses import Response
 
 from langgraph_openai_serve.graph.client_settings import contract_for
 from langgraph_openai_serve.graph.config import GraphConfig
-from langgraph_openai_serve.openai.jsonbody import json_response
+from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.state import serve_state
 
 router = APIRouter()

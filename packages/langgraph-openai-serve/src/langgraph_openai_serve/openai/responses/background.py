@@ -19,6 +19,7 @@ from typing import Any
 from langgraph_openai_serve.background.protocol import (
     TERMINAL_STATUSES,
     BackgroundJob,
+    Executor,
 )
 from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.graph.features import GraphFeature
@@ -96,7 +97,9 @@ async def submit(
     return snapshot
 
 
-def executor_for(state: ServeState, runtime: BackgroundRuntime) -> Any:
+def executor_for(state: ServeState, runtime: BackgroundRuntime) -> Executor:
+    """What the backend calls to run one queued job of this server."""
+
     async def execute(job: BackgroundJob) -> None:
         await _execute(state, runtime, job)
 

@@ -23,9 +23,9 @@ from langgraph_openai_serve.graph.interrupts import pause_answer
 from langgraph_openai_serve.graph.server_tools import ServerToolCall, ServerToolResult
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
+from langgraph_openai_serve.openai.compact_json import dumps
 from langgraph_openai_serve.openai.context import RequestLog
 from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE
-from langgraph_openai_serve.openai.jsonbody import dumps
 from langgraph_openai_serve.openai.responses.items import (
     ResponseShell,
     answer_status,

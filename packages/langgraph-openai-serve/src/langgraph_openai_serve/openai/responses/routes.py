@@ -15,8 +15,8 @@ from langgraph_openai_serve.graph.events import RunPaused
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.interrupts import pause_answer
 from langgraph_openai_serve.graph.runner import run_graph, run_to_completion
+from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.context import request_log
-from langgraph_openai_serve.openai.jsonbody import json_response
 from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.responses import background
 from langgraph_openai_serve.openai.responses.decode import ends_with_interrupt_answers

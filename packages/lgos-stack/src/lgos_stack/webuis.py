@@ -19,9 +19,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from lgos_demos.stack.gateway import generated_secret
-from lgos_demos.stack.net import reachable
-from lgos_demos.stack.supervisor import Service
+from lgos_stack.gateway import generated_secret
+from lgos_stack.net import reachable
+from lgos_stack.supervisor import Service
 
 DEFAULT_CHAINLIT_PORT = 8200
 DEFAULT_OPEN_WEBUI_PORT = 8080

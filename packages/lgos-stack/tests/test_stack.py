@@ -7,22 +7,24 @@ import socket
 import subprocess
 import sys
 
-from demo_support import (
-    clean_env,
-    postgres_dir,
-    start_stack,
-)
-from lgos_demos.stack.services import StackOptions, free_ports, plan_stack
-from lgos_testkit import pid_alive
-from lgos_testkit.stack import stop_stack
+from lgos_stack.net import free_ports
+from lgos_stack.processes import pid_alive
+from lgos_stack.services import StackOptions, plan_stack
+from lgos_testkit.stack import postgres_dir, stack_env, start_stack, stop_stack
 
 
 def test_ctrl_c_stops_every_child_and_configured_services_are_skipped(tmp_path):
     # Pointing at "another" Files API leaves SeaweedFS and the Files API out.
-    env = clean_env(DEMO_FILES_URL="http://127.0.0.1:9/v1")
+    env = stack_env(DEMO_FILES_URL="http://127.0.0.1:9/v1")
     postgres = postgres_dir()
     try:
-        stack = start_stack(tmp_path / "state", env=env, postgres=postgres)
+        stack = start_stack(
+            tmp_path / "state",
+            env=env,
+            postgres=postgres,
+            without=("litellm",),
+            timeout=60,
+        )
         output = stack.output.read_text()
         stopped = stop_stack(stack.process, stack.pids)
         kept_data = (postgres / "data" / "PG_VERSION").exists()
@@ -56,13 +58,13 @@ def test_a_busy_port_stops_the_stack_before_anything_starts(tmp_path):
             [
                 sys.executable,
                 "-m",
-                "lgos_demos.stack",
+                "lgos_stack",
                 f"--state-dir={tmp_path}",
                 f"--port={port}",
                 f"--model-port={free_ports(1)[0]}",
                 "--without=litellm",
             ],
-            env=clean_env(DEMO_FILES_URL="http://x/v1", DEMO_SEARCH_URL="http://y"),
+            env=stack_env(DEMO_FILES_URL="http://x/v1", DEMO_SEARCH_URL="http://y"),
             capture_output=True,
             text=True,
             timeout=30,

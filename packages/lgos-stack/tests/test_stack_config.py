@@ -17,36 +17,25 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from demo_support import clean_env
-from lgos_demos.stack.gateway import ConfigError, master_key
-from lgos_demos.stack.preflight import configuration_problems
-from lgos_demos.stack.services import StackOptions, free_ports, plan_stack
-from lgos_demos.stack.supervisor import Service, StackError, Supervisor
-from lgos_testkit import pid_alive
+from lgos_stack.gateway import ConfigError, master_key
+from lgos_stack.net import free_ports
+from lgos_stack.preflight import configuration_problems
+from lgos_stack.processes import pid_alive
+from lgos_stack.services import PORT_FLAGS, StackOptions, plan_stack
+from lgos_stack.supervisor import Service, StackError, Supervisor
+from lgos_testkit.stack import stack_env
 
 
 def run_stack(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     """``lgos-demo-stack`` on free ports; expected to stop before starting."""
-    environ = clean_env(**env)
-    if "LITELLM_MASTER_KEY" not in env:
-        environ.pop("LITELLM_MASTER_KEY", None)
-    ports = free_ports(9)
-    flags = [
-        "--port",
-        "--model-port",
-        "--search-port",
-        "--files-port",
-        "--s3-port",
-        "--postgres-port",
-        "--litellm-port",
-        "--chainlit-port",
-        "--open-webui-port",
-    ]
+    environ = stack_env(**env)
+    flags = list(PORT_FLAGS.values())
+    ports = free_ports(len(flags))
     return subprocess.run(
         [
             sys.executable,
             "-m",
-            "lgos_demos.stack",
+            "lgos_stack",
             *(f"{flag}={port}" for flag, port in zip(flags, ports, strict=True)),
             *args,
         ],
@@ -338,7 +327,7 @@ def test_rerun_and_restart_replace_only_the_named_children(tmp_path):
 def test_a_second_stack_on_the_same_state_folder_is_refused(tmp_path):
     # Stands in for a running supervisor: its command line names the stack.
     sleeper = subprocess.Popen(
-        [sys.executable, "-c", "import time; time.sleep(60)", "lgos_demos.stack"]
+        [sys.executable, "-c", "import time; time.sleep(60)", "lgos_stack"]
     )
     try:
         (tmp_path / "stack.json").write_text(
@@ -361,7 +350,7 @@ def test_down_on_a_stack_that_is_gone_says_so(tmp_path):
     (tmp_path / "stack.json").write_text(json.dumps({"pid": gone.pid, "services": {}}))
 
     result = subprocess.run(
-        [sys.executable, "-m", "lgos_demos.stack", "down", f"--state-dir={tmp_path}"],
+        [sys.executable, "-m", "lgos_stack", "down", f"--state-dir={tmp_path}"],
         capture_output=True,
         text=True,
         timeout=30,
@@ -370,7 +359,7 @@ def test_down_on_a_stack_that_is_gone_says_so(tmp_path):
         [
             sys.executable,
             "-m",
-            "lgos_demos.stack",
+            "lgos_stack",
             "status",
             f"--state-dir={tmp_path / 'x'}",
         ],

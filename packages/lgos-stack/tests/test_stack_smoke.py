@@ -22,20 +22,20 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
-from demo_support import (
-    Stack,
-    clean_env,
-    postgres_dir,
-    start_stack,
-)
 from lgos_demos.settings import DEFAULT_FILES_API_KEY
-from lgos_testkit import pid_alive
-from lgos_testkit.stack import stop_stack
+from lgos_stack.processes import pid_alive
+from lgos_testkit.stack import (
+    RunningStack,
+    postgres_dir,
+    stack_env,
+    start_stack,
+    stop_stack,
+)
 from openai import OpenAI
 
 pytestmark = pytest.mark.timeout(480)
 
-TOOLS = Path(__file__).resolve().parents[2] / ".tools"
+TOOLS = Path(__file__).resolve().parents[3] / ".tools"
 EVERY_SERVICE = {
     "demo model",
     "search",
@@ -53,13 +53,13 @@ EVERY_SERVICE = {
 }
 
 
-def control(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
+def control(stack: RunningStack, *args: str) -> subprocess.CompletedProcess[str]:
     """``lgos-demo-stack <command> --state-dir`` for this stack."""
     return subprocess.run(
         [
             sys.executable,
             "-m",
-            "lgos_demos.stack",
+            "lgos_stack",
             *args,
             f"--state-dir={stack.state_dir}",
         ],
@@ -69,7 +69,7 @@ def control(stack: Stack, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def recorded_pids(stack: Stack) -> dict[str, int]:
+def recorded_pids(stack: RunningStack) -> dict[str, int]:
     state = json.loads((stack.state_dir / "stack.json").read_text())
     return {name: s["pid"] for name, s in state["services"].items()}
 
@@ -89,22 +89,19 @@ def sessions_alive(session_ids: set[int]) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def full_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+def full_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
     for tool in ("litellm", "open-webui"):
         if not (TOOLS / tool / "bin" / tool).is_file():
             pytest.fail(
                 f"{tool}'s tool environment is missing under {TOOLS}: "
                 f"run `bash scripts/install-{tool}.sh` (or `just tools`)"
             )
-    env = clean_env()
-    env.pop("LITELLM_MASTER_KEY", None)
     postgres = postgres_dir()
     running = start_stack(
         tmp_path_factory.mktemp("full-stack"),
-        env=env,
+        env=stack_env(),
         postgres=postgres,
-        without=(),
-        startup_seconds=360,
+        timeout=360,
     )
     try:
         yield running
@@ -115,7 +112,7 @@ def full_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
 
 
 @pytest.fixture(scope="module")
-def litellm(full_stack: Stack) -> Iterator[OpenAI]:
+def litellm(full_stack: RunningStack) -> Iterator[OpenAI]:
     """The official SDK against LiteLLM, with the key the stack generated."""
     state = json.loads((full_stack.state_dir / "stack.json").read_text())
     key = Path(state["litellm_master_key_file"]).read_text().strip()

@@ -4,7 +4,7 @@
     search       python -m lgos_demos.search      (unless DEMO_SEARCH_URL is set)
     SeaweedFS    weed mini, S3 on loopback        (unless DEMO_FILES_URL is set)
     Files API    python -m lgos_files_api         (after SeaweedFS is healthy)
-    PostgreSQL   python -m lgos_demos.stack.postgres (unless DEMO_DATABASE_URL
+    PostgreSQL   python -m lgos_stack.postgres (unless DEMO_DATABASE_URL
                  or LGOS_DATABASE_URL is set)
     database setup  python -m lgos_demos.database (one-shot: creates the tables)
     background worker  lgos worker                (after the setup)
@@ -41,16 +41,17 @@ from lgos_demos.settings import (
     DEFAULT_POSTGRES_PORT,
     DEFAULT_SEARCH_PORT,
 )
-from lgos_demos.stack.files import file_services
-from lgos_demos.stack.gateway import (
+
+from lgos_stack.files import file_services
+from lgos_stack.gateway import (
     DEFAULT_LITELLM_PORT,
     gateway_services,
     master_key,
 )
-from lgos_demos.stack.net import LOOPBACK, free_ports, port_in_use, reachable
-from lgos_demos.stack.postgres import database_url
-from lgos_demos.stack.supervisor import Service
-from lgos_demos.stack.webuis import (
+from lgos_stack.net import LOOPBACK, reachable
+from lgos_stack.postgres import database_url
+from lgos_stack.supervisor import Service
+from lgos_stack.webuis import (
     DEFAULT_CHAINLIT_PORT,
     DEFAULT_OPEN_WEBUI_PORT,
     chainlit_service,
@@ -59,7 +60,25 @@ from lgos_demos.stack.webuis import (
 
 DEMO_API_KEY_ENV = "LGOS_API_KEY"
 """The demo API's key for the model sync and LiteLLM when LGOS_API_KEYS is set."""
-__all__ = ["StackOptions", "StackPlan", "free_ports", "plan_stack", "port_in_use"]
+__all__ = [
+    "PORT_FLAGS",
+    "StackOptions",
+    "StackPlan",
+    "plan_stack",
+]
+
+PORT_FLAGS = {
+    "demo API": "--port",
+    "demo model": "--model-port",
+    "search": "--search-port",
+    "Files API": "--files-port",
+    "SeaweedFS": "--s3-port",
+    "PostgreSQL": "--postgres-port",
+    "LiteLLM": "--litellm-port",
+    "Chainlit": "--chainlit-port",
+    "Open WebUI": "--open-webui-port",
+}
+"""The flag that moves each service's port (tests give every one a free port)."""
 OPTIONAL = ("litellm", "chainlit", "open-webui")
 """What ``StackOptions.without`` may name."""
 
@@ -304,7 +323,7 @@ def _database_services(
                 argv=[
                     python,
                     "-m",
-                    "lgos_demos.stack.postgres",
+                    "lgos_stack.postgres",
                     f"--data={data / 'data'}",
                     f"--host={LOOPBACK}",
                     f"--port={options.postgres_port}",

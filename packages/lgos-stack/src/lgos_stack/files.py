@@ -10,8 +10,8 @@ import json
 import sys
 from pathlib import Path
 
-from lgos_demos.stack.net import LOOPBACK, free_ports
-from lgos_demos.stack.supervisor import Service
+from lgos_stack.net import LOOPBACK, free_ports
+from lgos_stack.supervisor import Service
 
 S3_ACCESS_KEY = "lgos-demo-access"
 S3_SECRET_KEY = "lgos-demo-secret-key"

@@ -1,4 +1,8 @@
-"""Free loopback ports and polling until something holds."""
+"""Loopback addresses, free ports and polling until something holds.
+
+The one home of these helpers: the stack, the test kit, the browser suite,
+the benchmarks and the core's tests all use them.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,11 @@ STARTUP_SECONDS = 120.0
 """How long a real process may take to start. Generous: on a CI machine
 whose cores are busy a start takes several times longer than on a quiet one,
 and the bound only matters when something is broken."""
+
+
+def reachable(host: str) -> str:
+    """Where to probe a server bound to ``host`` (wildcards mean loopback)."""
+    return LOOPBACK if host in ("0.0.0.0", "::", "") else host
 
 
 def free_ports(count: int) -> list[int]:
@@ -39,6 +48,12 @@ def free_ports(count: int) -> list[int]:
 def free_port() -> int:
     """One free loopback port."""
     return free_ports(1)[0]
+
+
+def port_in_use(port: int, host: str = LOOPBACK) -> bool:
+    """Whether something accepts connections on ``port`` now."""
+    with socket.socket() as probe:
+        return probe.connect_ex((reachable(host), port)) == 0
 
 
 def wait_until(

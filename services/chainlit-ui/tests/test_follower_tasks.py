@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from lgos_chainlit.followers import Followers
+from lgos_chainlit.follower_tasks import Followers
 
 pytestmark = pytest.mark.anyio
 

@@ -15,11 +15,17 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from lgos_demos.stack.control import CONTROL_COMMANDS, run_control
-from lgos_demos.stack.gateway import ConfigError
-from lgos_demos.stack.preflight import configuration_problems
-from lgos_demos.stack.services import OPTIONAL, StackOptions, plan_stack, port_in_use
-from lgos_demos.stack.state import (
+from lgos_stack.control import CONTROL_COMMANDS, run_control
+from lgos_stack.gateway import ConfigError
+from lgos_stack.net import port_in_use
+from lgos_stack.preflight import configuration_problems
+from lgos_stack.services import (
+    OPTIONAL,
+    PORT_FLAGS,
+    StackOptions,
+    plan_stack,
+)
+from lgos_stack.state import (
     SYNC_RESULT,
     NotRunning,
     is_stack_supervisor,
@@ -27,7 +33,7 @@ from lgos_demos.stack.state import (
     stack_state,
     state_file,
 )
-from lgos_demos.stack.supervisor import (
+from lgos_stack.supervisor import (
     Interrupted,
     Service,
     StackError,
@@ -35,19 +41,6 @@ from lgos_demos.stack.supervisor import (
     Supervisor,
     write_state,
 )
-
-# The flag that moves each service, for the "port in use" message.
-_PORT_FLAGS = {
-    "demo API": "--port",
-    "demo model": "--model-port",
-    "search": "--search-port",
-    "Files API": "--files-port",
-    "SeaweedFS": "--s3-port",
-    "PostgreSQL": "--postgres-port",
-    "LiteLLM": "--litellm-port",
-    "Chainlit": "--chainlit-port",
-    "Open WebUI": "--open-webui-port",
-}
 
 
 def _default_tools_dir() -> Path:
@@ -142,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
     except ConfigError as exc:
         sys.exit(f"lgos-demo-stack: {exc}")
     busy = [
-        f"{service.name} (port {service.port}; {_PORT_FLAGS[service.name]} moves it)"
+        f"{service.name} (port {service.port}; {PORT_FLAGS[service.name]} moves it)"
         for service in plan.services
         if service.port is not None and port_in_use(service.port, options.host)
     ]

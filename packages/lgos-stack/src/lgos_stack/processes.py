@@ -1,4 +1,9 @@
-"""A real subprocess for a test: output in a log file, stopped by its PID."""
+"""Processes: whether a PID runs, and a subprocess started with its output in
+a log file, waited on until healthy and stopped by its PID.
+
+The one home of these helpers (with ``lgos_stack.net``): the stack, the test
+kit, the browser suite, the benchmarks and the core's tests use them.
+"""
 
 from __future__ import annotations
 
@@ -10,12 +15,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lgos_testkit.net import STARTUP_SECONDS, http_ok, wait_until
+from lgos_stack.net import STARTUP_SECONDS, http_ok, wait_until
 
 
 @dataclass(frozen=True)
 class RunningProcess:
-    """A process a test started; its stdout and stderr go to ``log``."""
+    """A process we started; its stdout and stderr go to ``log``."""
 
     process: subprocess.Popen[bytes]
     log: Path
@@ -68,14 +73,22 @@ class RunningProcess:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether a process with this PID exists (a zombie counts as alive)."""
+    """Whether ``pid`` still runs.
+
+    A zombie (exited, not yet reaped by its parent) counts as gone: it does
+    no work and holds no port, whoever its parent is.
+    """
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True  # no procfs: trust kill(0)
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
 
 
 def start_process(

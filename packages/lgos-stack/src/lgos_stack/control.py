@@ -24,11 +24,11 @@ from typing import Any
 
 import httpx
 
-from lgos_demos.stack.state import (
+from lgos_stack.processes import pid_alive
+from lgos_stack.state import (
     SYNC_RESULT,
     NotRunning,
     is_stack_supervisor,
-    pid_alive,
     read_state,
     state_file,
 )

@@ -11,12 +11,12 @@ import importlib.util
 from collections.abc import Mapping, Sequence
 
 import httpx
-from langgraph_openai_serve.openai.auth import ApiKeys
+from langgraph_openai_serve import ApiKeys
+from lgos_demos.settings import DemoSettings
 from pydantic import ValidationError
 
-from lgos_demos.settings import DemoSettings
-from lgos_demos.stack.services import DEMO_API_KEY_ENV, StackOptions
-from lgos_demos.stack.supervisor import Service
+from lgos_stack.services import DEMO_API_KEY_ENV, StackOptions
+from lgos_stack.supervisor import Service
 
 _INSTALL = {
     "LiteLLM": "bash scripts/install-litellm.sh",

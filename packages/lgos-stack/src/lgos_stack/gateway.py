@@ -19,8 +19,8 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from lgos_demos.stack.net import reachable
-from lgos_demos.stack.supervisor import Service
+from lgos_stack.net import reachable
+from lgos_stack.supervisor import Service
 
 DEFAULT_LITELLM_PORT = 4000
 MODEL_PREFIX = "lgos"

@@ -28,8 +28,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from lgos_demos.stack.gateway import master_key_file
-from lgos_demos.stack.supervisor import Supervisor
+from lgos_stack.gateway import master_key_file
+from lgos_stack.processes import pid_alive
+from lgos_stack.supervisor import Supervisor
 
 SYNC_RESULT = "sync-models.json"
 
@@ -84,25 +85,10 @@ def read_state(state_dir: Path) -> dict[str, Any]:
     return state
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie awaiting its parent counts as gone)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no procfs: trust kill(0)
-    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
-
-
 def is_stack_supervisor(pid: int) -> bool:
     """Whether ``pid`` still is an ``lgos-demo-stack`` (not a reused PID)."""
     try:
         command = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:
         return pid_alive(pid)  # no procfs: trust the recorded PID
-    return b"lgos_demos.stack" in command or b"lgos-demo-stack" in command
+    return b"lgos_stack" in command or b"lgos-demo-stack" in command

@@ -1,1 +1,0 @@
-"""``lgos-demo-stack``: every process the demos need, started and stopped together."""

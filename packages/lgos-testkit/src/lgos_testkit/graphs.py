@@ -1,0 +1,46 @@
+"""Graphs the suites share: the two-approver interrupt graph."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import interrupt
+
+
+class Approvals(MessagesState):
+    decision: str
+    second: str
+
+
+def two_approvers_graph(
+    checkpointer: Any,
+    manager: dict[str, Any] | None = None,
+    finance: dict[str, Any] | None = None,
+) -> Any:
+    """Two parallel nodes interrupt at once (``manager`` and ``finance`` are
+    their interrupt values); one answer joins them: the final message is
+    ``manager=<answer> finance=<answer>``."""
+    manager_question = manager or {"question": "Manager approval?"}
+    finance_question = finance or {"question": "Finance approval?"}
+
+    async def ask_manager(state: Approvals) -> dict[str, Any]:
+        return {"decision": interrupt(manager_question)}
+
+    async def ask_finance(state: Approvals) -> dict[str, Any]:
+        return {"second": interrupt(finance_question)}
+
+    async def answer(state: Approvals) -> dict[str, list[BaseMessage]]:
+        text = f"manager={state['decision']} finance={state['second']}"
+        return {"messages": [AIMessage(content=text)]}
+
+    builder = StateGraph(Approvals)
+    builder.add_node("manager", ask_manager)
+    builder.add_node("finance", ask_finance)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "manager")
+    builder.add_edge(START, "finance")
+    builder.add_edge(["manager", "finance"], "answer")
+    builder.add_edge("answer", END)
+    return builder.compile(checkpointer=checkpointer)
