@@ -20,6 +20,7 @@ from langgraph.pregel import Pregel
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic import model_validator as _model_validator
 
+from langgraph_openai_serve.deprecation import warn_renamed
 from langgraph_openai_serve.graph.client_settings import (
     ClientSettings,
     contract_for,
@@ -96,6 +97,25 @@ class GraphConfig(BaseModel):
     _graph: AnyGraph | None = PrivateAttr(default=None)
     _lock: asyncio.Lock | None = PrivateAttr(default=None)
 
+    @_model_validator(mode="before")
+    @classmethod
+    def _hosted_tools(cls, data: Any) -> Any:
+        # The reference's name for server_tools; never advertised.
+        if isinstance(data, Mapping) and "hosted_tools" in data:
+            # Python frames: this validator, BaseModel.__init__, the caller.
+            warn_renamed("GraphConfig(hosted_tools=...)", "server_tools", stacklevel=4)
+            data = dict(data)
+            if data.get("server_tools"):
+                raise ValueError("pass server_tools or hosted_tools, not both")
+            data["server_tools"] = data.pop("hosted_tools")
+        return data
+
+    @property
+    def hosted_tools(self) -> tuple[str, ...]:
+        """Deprecated: the allowlisted server tools (``server_tools``)."""
+        warn_renamed("GraphConfig.hosted_tools", "GraphConfig.server_tools")
+        return self.server_tools
+
     @field_validator("streamable_node_names", mode="before")
     @classmethod
     def _node_names(cls, value: Any) -> Any:
@@ -125,6 +145,23 @@ class GraphConfig(BaseModel):
                 contract_for(value)
             except GraphConfigurationError as exc:
                 raise ValueError(str(exc)) from exc
+        return value
+
+    @classmethod
+    def validate_client_settings(
+        cls, value: type[ClientSettings] | None
+    ) -> type[ClientSettings] | None:
+        """Deprecated: ``GraphConfig(client_settings=...)`` validates the model.
+
+        Raises:
+            GraphConfigurationError: the model breaks the settings contract.
+        """
+        warn_renamed(
+            "GraphConfig.validate_client_settings",
+            "GraphConfig(client_settings=...), which validates the model",
+        )
+        if value is not None:
+            contract_for(value)
         return value
 
     @_model_validator(mode="after")
@@ -176,16 +213,33 @@ class GraphConfig(BaseModel):
             return {"messages": messages}
         return await _maybe_await(self.request_to_input(request, messages))
 
-    async def build_context(self, request: GraphRequest) -> Any:
-        """The LangGraph runtime context for one request, or ``None``."""
+    async def build_context(
+        self, request: GraphRequest, graph: AnyGraph | None = None
+    ) -> Any:
+        """The LangGraph runtime context for one request, or ``None``.
+
+        ``graph`` is the reference's older second argument (deprecated): when
+        given, a context for a graph without ``context_schema`` is refused
+        here, as the runner does.
+        """
         settings = (
             self.client_settings.from_metadata(request.metadata)
             if self.client_settings is not None
             else None
         )
         if self.context_factory is None:
-            return settings
-        return await _maybe_await(self.context_factory(request, settings))
+            context = settings
+        else:
+            context = await _maybe_await(self.context_factory(request, settings))
+        if graph is not None:
+            warn_renamed(
+                "GraphConfig.build_context(request, graph)", "build_context(request)"
+            )
+            if context is not None and graph.context_schema is None:
+                raise GraphConfigurationError(
+                    "A graph that produces runtime context must declare context_schema."
+                )
+        return context
 
     async def render_output(self, output: Any) -> AIMessage:
         """The durable assistant message for the graph's final output."""
