@@ -22,13 +22,13 @@ from langgraph_openai_serve.background.protocol import (
 )
 from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.graph.features import GraphFeature
-from langgraph_openai_serve.graph.interrupts import paused_response_id
 from langgraph_openai_serve.graph.runner import run_graph
 from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE
 from langgraph_openai_serve.openai.responses.encode import (
     ResponseStreamEncoder,
     stream_frames,
 )
+from langgraph_openai_serve.openai.responses.interrupt_ids import paused_response_id
 from langgraph_openai_serve.openai.responses.interrupt_runs import interrupt_run_id
 from langgraph_openai_serve.openai.responses.items import ResponseShell, new_id
 from langgraph_openai_serve.openai.responses.runs import decode, open_run

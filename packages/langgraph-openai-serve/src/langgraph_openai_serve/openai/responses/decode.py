@@ -7,12 +7,12 @@ from collections.abc import Set
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langgraph_openai_serve.graph.errors import InvalidRequestError
-from langgraph_openai_serve.graph.interrupts import (
-    INTERRUPT_TOOL_NAME,
-    interrupt_id_from_call_id,
-)
 from langgraph_openai_serve.graph.request import GraphRequest
 from langgraph_openai_serve.openai.responses import schemas
+from langgraph_openai_serve.openai.responses.interrupt_ids import (
+    interrupt_id_from_call_id,
+)
+from langgraph_openai_serve.openai.responses.pause import INTERRUPT_TOOL_NAME
 from langgraph_openai_serve.openai.responses.replay import replay_messages
 from langgraph_openai_serve.openai.responses.tools import select_tools
 

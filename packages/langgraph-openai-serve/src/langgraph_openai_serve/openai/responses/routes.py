@@ -13,7 +13,6 @@ from langgraph_openai_serve.graph.errors import (
 )
 from langgraph_openai_serve.graph.events import RunPaused
 from langgraph_openai_serve.graph.features import GraphFeature
-from langgraph_openai_serve.graph.interrupts import pause_answer
 from langgraph_openai_serve.graph.runner import run_graph, run_to_completion
 from langgraph_openai_serve.openai.context import request_log
 from langgraph_openai_serve.openai.jsonbody import json_response
@@ -25,6 +24,7 @@ from langgraph_openai_serve.openai.responses.encode import (
     stream_frames,
 )
 from langgraph_openai_serve.openai.responses.interrupt_runs import releasing
+from langgraph_openai_serve.openai.responses.pause import paused_items
 from langgraph_openai_serve.openai.responses.runs import open_run
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.sse import EventStreamResponse
@@ -91,8 +91,10 @@ async def create_response(request: Request) -> Response:
         if lease is not None:
             await lease.release()
     if isinstance(completed, RunPaused):
-        answer = pause_answer(completed.interrupts, completed.text)
-        return json_response(opened.shell.final_body(answer, completed.usage))
+        output = paused_items(completed)
+        return json_response(
+            opened.shell.body("completed", output, usage=completed.usage)
+        )
     return json_response(
         opened.shell.final_body(completed.answer, completed.usage, activity)
     )
