@@ -9,7 +9,9 @@ import langgraph_openai_serve.graph
 import pytest
 
 GRAPH_DIR = Path(langgraph_openai_serve.graph.__file__).parent
-WIRE_WORDS = ("resp_lg", "call_lg", "lgos_interrupt", "function_call", "fastapi")
+# GraphConfig names the presentation a graph wants (``interrupt_protocol``),
+# so the protocol names themselves may appear; their shapes may not.
+WIRE_WORDS = ("resp_lg", "call_lg", "mcpr_lg", "lgos_interrupt", "fastapi")
 
 
 @pytest.mark.parametrize("module", sorted(GRAPH_DIR.glob("*.py")), ids=lambda p: p.name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage
@@ -35,6 +35,7 @@ RequestToInput: TypeAlias = Callable[[GraphRequest, list[BaseMessage]], Any]
 ContextFactory: TypeAlias = Callable[[GraphRequest, ClientSettings | None], Any]
 OutputToMessage: TypeAlias = Callable[[Any], AIMessage | Awaitable[AIMessage]]
 Callbacks: TypeAlias = Sequence[BaseCallbackHandler] | BaseCallbackManager
+InterruptProtocol: TypeAlias = Literal["function_call", "mcp_approval"]
 
 _INTERRUPT_CHECKPOINTER_METHODS = (
     "aget_tuple",
@@ -93,6 +94,10 @@ class GraphConfig(BaseModel):
     """``(request, client_settings) -> runtime context``; default the settings."""
     output_to_message: OutputToMessage | None = None
     """``output -> AIMessage``; default the last of ``output["messages"]``."""
+    interrupt_protocol: InterruptProtocol = "function_call"
+    """How the Responses surface presents a pause to clients, by name:
+    function calls (default) or MCP approval requests. Only the surface knows
+    what either looks like on the wire."""
 
     _graph: AnyGraph | None = PrivateAttr(default=None)
     _lock: asyncio.Lock | None = PrivateAttr(default=None)
@@ -178,6 +183,8 @@ class GraphConfig(BaseModel):
             raise ValueError("run_coordinator requires GraphFeature.INTERRUPTS")
         if interrupts and self.run_coordinator is None:
             raise ValueError("interrupt-enabled graphs need a run_coordinator")
+        if self.interrupt_protocol != "function_call" and not interrupts:
+            raise ValueError("interrupt_protocol requires GraphFeature.INTERRUPTS")
         if isinstance(self.graph, Pregel):
             _check_graph(self, self.graph)
             self._graph = self.graph

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +31,20 @@ class PendingInterrupt:
     id: str
     value: Any
     task_id: str
+    node: str = ""
+    """The node that called ``interrupt()``."""
+
+
+class _ResumeWithValue:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "RESUME_WITH_VALUE"
+
+
+RESUME_WITH_VALUE: Any = _ResumeWithValue()
+"""An answer that resumes an interrupt with its own value: an approval that
+carries no answer of its own."""
 
 
 def pending_interrupts(state: Any) -> tuple[PendingInterrupt, ...]:
@@ -38,15 +52,15 @@ def pending_interrupts(state: Any) -> tuple[PendingInterrupt, ...]:
     pending: list[PendingInterrupt] = []
     for task in state.tasks:
         pending.extend(
-            PendingInterrupt(interrupt.id, interrupt.value, task.id)
+            PendingInterrupt(interrupt.id, interrupt.value, task.id, task.name)
             for interrupt in task.interrupts
         )
     return tuple(pending)
 
 
 def resume_map(
-    pending: tuple[PendingInterrupt, ...], answers: Mapping[str, str]
-) -> dict[str, str]:
+    pending: tuple[PendingInterrupt, ...], answers: Mapping[str, Any]
+) -> dict[str, Any]:
     """Check the answers cover exactly the pending batch; map id -> answer.
 
     Raises:
@@ -58,13 +72,16 @@ def resume_map(
             "The run has no pending interrupts: it completed, expired or was "
             "already resumed."
         )
-    expected = {interrupt.id for interrupt in pending}
-    if set(answers) != expected:
+    expected = {interrupt.id: interrupt.value for interrupt in pending}
+    if set(answers) != set(expected):
         raise InterruptStateConflictError(
             "The answers must cover exactly the pending interrupt batch "
             f"({len(expected)} interrupt(s))."
         )
-    return dict(answers)
+    return {
+        key: expected[key] if answer is RESUME_WITH_VALUE else answer
+        for key, answer in answers.items()
+    }
 
 
 async def discard_run(graph: Any, thread_id: str) -> None:
@@ -81,7 +98,7 @@ class InterruptPlan:
     """How one request drives an interrupt run, decided under its lease."""
 
     thread_id: str
-    resume: Mapping[str, str] | None = None
+    resume: Mapping[str, Any] | None = None
     """Answers by native interrupt id; ``None`` for an initial request."""
     existing: tuple[PendingInterrupt, ...] = ()
     """A retried initial request finds its run already paused: re-send it."""
@@ -102,7 +119,7 @@ class InterruptPlan:
 
 
 async def plan_interrupt_run(
-    graph: Any, thread_id: str, answers: Mapping[str, str] | None
+    graph: Any, thread_id: str, answers: Mapping[str, Any] | None
 ) -> InterruptPlan:
     """Read the run's checkpoint and decide: start, re-send, or resume.
 
@@ -123,3 +140,25 @@ async def plan_interrupt_run(
     if state.created_at is not None:
         raise InterruptStateConflictError("The requested run is already in progress.")
     return InterruptPlan(thread_id)
+
+
+async def reject_interrupts(graph: Any, thread_id: str, rejected: Set[str]) -> None:
+    """End a paused run whose client rejected pending interrupts: the graph
+    does not run again and its checkpoint thread is deleted.
+
+    Raises:
+        InterruptStateConflictError: the run is not paused, or ``rejected``
+            names interrupts that are not pending.
+    """
+    state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+    pending = {interrupt.id for interrupt in pending_interrupts(state)}
+    if not pending:
+        raise InterruptStateConflictError(
+            "The run has no pending interrupts: it completed, expired or was "
+            "already resumed."
+        )
+    if not rejected <= pending:
+        raise InterruptStateConflictError(
+            "A rejection names an interrupt that is not pending in this run."
+        )
+    await discard_run(graph, thread_id)

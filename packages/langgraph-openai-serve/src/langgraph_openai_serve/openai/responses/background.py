@@ -119,6 +119,7 @@ async def _execute(
     try:
         await store.set_snapshot(job.response_id, shell.body("in_progress", []))
         config = state.registry.get_graph(body.model)
+        encoder.interrupt_protocol = config.interrupt_protocol
         opened = await open_run(
             state,
             config,

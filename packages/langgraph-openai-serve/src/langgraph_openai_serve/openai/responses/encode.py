@@ -14,6 +14,7 @@ from typing import Any
 
 from langgraph_openai_serve.graph.answer import Answer, ToolCall
 from langgraph_openai_serve.graph.citations import Citation
+from langgraph_openai_serve.graph.config import InterruptProtocol
 from langgraph_openai_serve.graph.events import (
     RunCompleted,
     RunEvent,
@@ -26,6 +27,10 @@ from langgraph_openai_serve.graph.usage import Usage
 from langgraph_openai_serve.openai.context import RequestLog
 from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE
 from langgraph_openai_serve.openai.jsonbody import dumps
+from langgraph_openai_serve.openai.responses.approvals import (
+    InterruptRejected,
+    rejected_body,
+)
 from langgraph_openai_serve.openai.responses.items import (
     ItemStatus,
     ResponseShell,
@@ -42,7 +47,10 @@ from langgraph_openai_serve.openai.responses.items import (
     text_part,
     web_search_item,
 )
-from langgraph_openai_serve.openai.responses.pause import interrupt_calls
+from langgraph_openai_serve.openai.responses.pause import (
+    approval_request_item,
+    interrupt_calls,
+)
 from langgraph_openai_serve.openai.responses.tools import WEB_SEARCH
 
 logger = logging.getLogger("langgraph_openai_serve")
@@ -70,8 +78,13 @@ class _OpenMessage:
 class ResponseStreamEncoder:
     """The frames of one streamed Response."""
 
-    def __init__(self, shell: ResponseShell) -> None:
+    def __init__(
+        self,
+        shell: ResponseShell,
+        interrupt_protocol: InterruptProtocol = "function_call",
+    ) -> None:
         self.shell = shell
+        self.interrupt_protocol = interrupt_protocol
         self.sequence = -1
         self.output: list[dict[str, Any]] = []
         self.answer: _OpenMessage | None = None
@@ -258,11 +271,23 @@ class ResponseStreamEncoder:
     def pause(self, paused: RunPaused) -> bytes:
         """Close any streamed text, present the pending interrupts and
         complete the Response: a pause is a completed turn awaiting answers."""
-        calls = interrupt_calls(paused.interrupts)
         frames = self._finish_message(
-            paused.text, (), None, "completed", bool(paused.text or not calls)
+            paused.text, (), None, "completed", bool(paused.text)
         )
-        frames.extend(self._function_calls([(call, "completed") for call in calls]))
+        if self.interrupt_protocol == "mcp_approval":
+            for interrupt in paused.interrupts:
+                item = approval_request_item(interrupt)
+                index, added = self._add_item(item)
+                frames.append(added)
+                frames.append(
+                    self._event(
+                        "response.output_item.done",
+                        {"output_index": index, "item": item},
+                    )
+                )
+        else:
+            calls = interrupt_calls(paused.interrupts)
+            frames.extend(self._function_calls([(c, "completed") for c in calls]))
         final = self.shell.body("completed", self.output, usage=paused.usage)
         frames.append(self._event("response.completed", {"response": final}))
         return b"".join(frames)
@@ -355,6 +380,10 @@ class ResponseStreamEncoder:
         )
         self.answer = None
         return frames
+
+    def rejected(self, rejection: InterruptRejected) -> bytes:
+        """``response.failed`` with ``code: "interrupt_rejected"``."""
+        return self._event("response.failed", {"response": rejected_body(rejection)})
 
     def fail(self) -> bytes:
         """``error`` then ``response.failed`` keeping partial output."""

@@ -5,7 +5,8 @@ it embeds the run UUID (the rest of the checkpoint key comes from the
 server-trusted scope and the model), a 16-hex tag of the scope so a request
 from another scope is told "not found" rather than "conflict", and a nonce so
 every pause has its own id. Each pending interrupt is answered through a call
-id ``call_lg_<native interrupt id>``.
+id ``call_lg_<native interrupt id>`` or, presented as an MCP approval, an
+approval request id ``mcpr_lg_<native interrupt id>``.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ RUN_ID_METADATA_KEY = "lgos_run_id"
 
 _RESPONSE_ID = re.compile(r"resp_lg_([0-9a-f]{32})_([0-9a-f]{16})[0-9a-f]{16}")
 _CALL_PREFIX = "call_lg_"
+_APPROVAL_PREFIX = "mcpr_lg_"
 
 
 def _scope_tag(scope: str, model: str) -> str:
@@ -84,4 +86,18 @@ def interrupt_id_from_call_id(call_id: str) -> str | None:
     """The native interrupt id a ``call_lg_`` call id carries, or ``None``."""
     if call_id.startswith(_CALL_PREFIX) and len(call_id) > len(_CALL_PREFIX):
         return call_id[len(_CALL_PREFIX) :]
+    return None
+
+
+def approval_request_id(interrupt_id: str) -> str:
+    """The ``mcp_approval_request`` id that presents one native interrupt."""
+    return _APPROVAL_PREFIX + interrupt_id
+
+
+def interrupt_id_from_approval_id(approval_id: str) -> str | None:
+    """The native interrupt id an ``mcpr_lg_`` id carries, or ``None``."""
+    if approval_id.startswith(_APPROVAL_PREFIX) and len(approval_id) > len(
+        _APPROVAL_PREFIX
+    ):
+        return approval_id[len(_APPROVAL_PREFIX) :]
     return None
