@@ -199,6 +199,23 @@ async def test_a_background_run_presents_its_pause_as_approvals(client):
     assert request.type == "mcp_approval_request"
 
 
+async def test_an_approval_can_resume_the_run_in_the_background(client, runs):
+    paused = await client.responses.create(model="approvals", input="Refund order 7")
+
+    stream = await client.responses.create(
+        model="approvals",
+        previous_response_id=paused.id,
+        input=[_response(paused.output[0])],
+        background=True,
+        stream=True,
+    )
+    events = [event async for event in stream]
+
+    assert events[-1].type == "response.completed"
+    assert events[-1].response.output_text == "Refunded order 7 (19.90 EUR)."
+    assert runs == Counter(refund=2, report=1)
+
+
 @pytest.mark.parametrize(
     ("approval_request_id", "status", "param"),
     [
