@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
@@ -67,4 +68,30 @@ def failing_graph(checkpointer: Any) -> Any:
     builder.add_node("broken", broken)
     builder.add_edge(START, "broken")
     builder.add_edge("broken", END)
+    return builder.compile(checkpointer=checkpointer)
+
+
+REFUND = {"action": "refund", "order": 7, "amount": "19.90 EUR"}
+
+
+def approval_graph(checkpointer: Any, runs: Counter[str]) -> Any:
+    """``refund`` asks for approval of REFUND, then reports what it did."""
+
+    async def refund(state: Decision) -> dict[str, Any]:
+        runs["refund"] += 1
+        approved = interrupt(REFUND)
+        return {"decision": json.dumps(approved, sort_keys=True)}
+
+    async def report(state: Decision) -> dict[str, list[BaseMessage]]:
+        runs["report"] += 1
+        done = json.loads(state["decision"])
+        text = f"Refunded order {done['order']} ({done['amount']})."
+        return {"messages": [AIMessage(content=text)]}
+
+    builder = StateGraph(Decision)
+    builder.add_node("refund", refund)
+    builder.add_node("report", report)
+    builder.add_edge(START, "refund")
+    builder.add_edge("refund", "report")
+    builder.add_edge("report", END)
     return builder.compile(checkpointer=checkpointer)

@@ -116,6 +116,8 @@ def normalize_ids(transcript: str) -> str:
             seen[token] = f"{prefix}_{count}"
         return seen[token]
 
+    # Interrupt runs: resp_lg_<run>_<scope tag+nonce>, call_lg_<interrupt id>.
+    transcript = re.sub(r"\b(resp_lg|call_lg)_[0-9a-f_]+\b", placeholder, transcript)
     transcript = re.sub(
         r"\b(resp|msg|fc|ctco|ctc|chatcmpl)[_-][0-9a-f]{32}\b", placeholder, transcript
     )

@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import pytest
+from interrupt_graphs import QUESTION, parallel_graph
 from langchain_core.messages import AIMessage
 from langchain_core.messages.content import create_citation, create_text_block
-from langgraph_openai_serve import GraphFeature, status_event
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import interrupt
+from langgraph_openai_serve import (
+    GraphConfig,
+    GraphFeature,
+    InMemoryRunCoordinator,
+    status_event,
+)
 from langgraph_openai_serve.testing import ScriptedChatModel
 from support import (
     assert_golden,
@@ -102,3 +111,57 @@ async def test_failure_mid_stream(make_client):
     )
 
     assert_golden("responses_failed.sse", transcript)
+
+
+def _interrupt_config(graph) -> GraphConfig:
+    return GraphConfig(
+        graph=graph,
+        description="asks first",
+        features={GraphFeature.INTERRUPTS},
+        run_coordinator=InMemoryRunCoordinator(),
+    )
+
+
+def _think_then_ask_graph():
+    """Streams a sentence, then pauses in the next node."""
+    model = ScriptedChatModel(replies=["Checking the order."])
+
+    async def think(state: MessagesState):
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    async def ask(state: MessagesState):
+        interrupt(QUESTION)
+        return {"messages": []}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("think", think)
+    builder.add_node("ask", ask)
+    builder.add_edge(START, "think")
+    builder.add_edge("think", "ask")
+    builder.add_edge("ask", END)
+    return builder.compile(checkpointer=InMemorySaver())
+
+
+async def test_pause_after_streamed_text(make_client):
+    transcript = await _transcript(
+        make_client, _interrupt_config(_think_then_ask_graph())
+    )
+
+    assert_golden("responses_paused_after_text.sse", transcript)
+
+
+async def test_pause_with_parallel_interrupts(make_client):
+    transcript = await _transcript(
+        make_client, _interrupt_config(parallel_graph(InMemorySaver()))
+    )
+
+    assert_golden("responses_paused_parallel.sse", transcript)
+
+
+async def test_paused_body_matches_golden(make_client):
+    client = make_client({"m": _interrupt_config(_think_then_ask_graph())})
+    response = await client._client.post(
+        "/v1/responses", json={"model": "m", "input": "Hi"}
+    )
+
+    assert_golden("responses_paused_body.json", normalize_ids(response.text))

@@ -17,7 +17,7 @@ from lgos_chainlit.interrupts import (
     parse_prompt,
 )
 from lgos_chainlit.ledger import function_output, user_message
-from ui_lgos_app import REFUND_QUESTION
+from ui_lgos_app import GATE_QUESTION, REFUND_QUESTION
 from ui_support import collect
 
 pytestmark = pytest.mark.anyio
@@ -213,3 +213,57 @@ def test_other_refusals_name_their_status_and_code():
         == "The answer was refused (HTTP 0): offline"
     )
     assert TurnFinished  # imported for the event vocabulary
+
+
+async def test_an_mcp_approval_request_is_asked_and_approved(
+    make_conversation, recorder, store, thread_id
+):
+    chat = await make_conversation("gate")
+    (asked,) = [
+        e
+        for e in await collect(chat.send("Refund order 7"))
+        if isinstance(e, InterruptAsked)
+    ]
+    pending = store.load(thread_id).pending
+
+    events = await collect(chat.answer(asked.prompt.call_id, "approve"))
+
+    (request,) = pending.calls
+    assert request["type"] == "mcp_approval_request"
+    assert asked.prompt.call_id == request["id"]
+    assert asked.prompt.question == GATE_QUESTION["question"]
+    assert asked.prompt.choices == ("approve", "reject")
+    assert not asked.prompt.free_text
+    resume = recorder.bodies[-1]
+    assert resume["previous_response_id"] == pending.response_id
+    assert resume["input"] == [
+        {
+            "type": "mcp_approval_response",
+            "approval_request_id": request["id"],
+            "approve": True,
+        }
+    ]
+    # An approval resumes the interrupt with its own payload.
+    assert _answer(events) == "Refunded 19.90 EUR."
+    later = await collect(chat.send("Thanks"))
+    assert [i.get("type") for i in recorder.bodies[-1]["input"]].count(
+        "mcp_approval_request"
+    ) == 0
+    assert any(isinstance(e, TurnFinished) for e in later)
+
+
+async def test_a_rejected_mcp_approval_ends_the_run_with_its_reason(
+    make_conversation, recorder, store, thread_id
+):
+    chat = await make_conversation("gate")
+    (asked,) = [
+        e for e in await collect(chat.send("Refund")) if isinstance(e, InterruptAsked)
+    ]
+
+    events = await collect(chat.answer(asked.prompt.call_id, "reject"))
+
+    assert recorder.bodies[-1]["input"][0]["approve"] is False
+    (finished,) = [e for e in events if isinstance(e, TurnFinished)]
+    assert finished.status == "failed"
+    assert finished.error == "The client rejected the pending interrupt."
+    assert store.load(thread_id).pending is None

@@ -11,6 +11,9 @@ Every graph answers through ``ScriptedChatModel`` so tokens really stream:
 * ``refund``: one interrupt with choices and free text; answering ``wait``
   makes the resumed node sleep, so a second resume meets ``run_busy``.
 * ``approvals``: two parallel interrupts answered in one batch.
+* ``gate``: a pause presented as an MCP approval request
+  (``interrupt_protocol="mcp_approval"``); approving resumes it with its own
+  payload, which the answer names.
 * ``chart``: accepts files; downloads the attached file from the Files API,
   uploads a "chart" (SVG, or a text report when asked for ``text``) and calls
   the client function ``display_file``; after the output, it answers.
@@ -241,6 +244,21 @@ def refund_graph(saver: InMemorySaver) -> Any:
     return builder.compile(checkpointer=saver)
 
 
+GATE_QUESTION = {"question": "Refund order 7?", "amount": "19.90 EUR"}
+
+
+def gate_graph(saver: InMemorySaver) -> Any:
+    async def ask(state: MessagesState) -> dict[str, Any]:
+        approved = interrupt(GATE_QUESTION)
+        return {"messages": [AIMessage(content=f"Refunded {approved['amount']}.")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("ask", ask)
+    builder.add_edge(START, "ask")
+    builder.add_edge("ask", END)
+    return builder.compile(checkpointer=saver)
+
+
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"></svg>'
 
 
@@ -323,12 +341,15 @@ def build_registry(files: FilesAccess) -> GraphRegistry:
     saver = InMemorySaver()
     events = frozenset({GraphFeature.CLIENT_EVENTS})
 
-    def paused(graph: Any, description: str, *more: GraphFeature) -> GraphConfig:
+    def paused(
+        graph: Any, description: str, *more: GraphFeature, **options: Any
+    ) -> GraphConfig:
         return GraphConfig(
             graph=graph,
             description=description,
             features={GraphFeature.INTERRUPTS, GraphFeature.CLIENT_EVENTS, *more},
             run_coordinator=InMemoryRunCoordinator(),
+            **options,
         )
 
     length = AIMessage("Cut short", response_metadata={"finish_reason": "length"})
@@ -368,6 +389,11 @@ def build_registry(files: FilesAccess) -> GraphRegistry:
                     finance={"question": "Finance comment?"},
                 ),
                 "Asks two approvers.",
+            ),
+            "gate": paused(
+                gate_graph(saver),
+                "Asks for an approval.",
+                interrupt_protocol="mcp_approval",
             ),
             "chart": GraphConfig(
                 graph=chart_graph(files),

@@ -5,6 +5,8 @@ on SeaweedFS, a real Open WebUI, and the Function loaded as Open WebUI loads it.
   in-process servers) served by the core library with
   ``CHAT_STATUS_AS_REASONING`` on, so one server covers the Function's
   Responses streams and the plain Chat Completions connection.
+* One graph is added to it: ``approvals`` presents its pause as an MCP
+  approval request (``interrupt_protocol="mcp_approval"``).
 * LiteLLM routes ``lgos/<graph>`` to it, with ``model_info.lgos`` copied from
   ``GET /v1/models/{graph}`` as the model-sync job writes it.
 * Open WebUI runs with LiteLLM as its OpenAI connection (one per session,
@@ -22,7 +24,17 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI, Request
-from langgraph_openai_serve import LanggraphOpenaiServe, Settings
+from langchain_core.messages import AIMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import interrupt
+from langgraph_openai_serve import (
+    GraphConfig,
+    GraphFeature,
+    InMemoryRunCoordinator,
+    LanggraphOpenaiServe,
+    Settings,
+)
 from lgos_demos.demo_model.app import create_app as create_demo_model
 from lgos_demos.registry import build_demo_registry
 from lgos_demos.search.app import create_app as create_search
@@ -46,7 +58,27 @@ from owui_support import (
     open_webui,
 )
 
-GRAPHS = ("simple", "citations", "interrupts", "file-display", "server-tools")
+GRAPHS = (
+    "simple",
+    "citations",
+    "interrupts",
+    "file-display",
+    "server-tools",
+    "approvals",
+)
+APPROVAL = {"question": "Refund order 42 (19.90 EUR)?", "amount": "19.90 EUR"}
+
+
+def _approval_graph() -> Any:
+    async def refund(state: MessagesState) -> dict[str, Any]:
+        approved = interrupt(APPROVAL)
+        return {"messages": [AIMessage(content=f"Refunded {approved['amount']}.")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("refund", refund)
+    builder.add_edge(START, "refund")
+    builder.add_edge("refund", END)
+    return builder.compile(checkpointer=InMemorySaver())
 
 
 @dataclass(frozen=True)
@@ -71,6 +103,16 @@ def files_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 def _demo_api(settings: DemoSettings, seen: list[tuple[str, str]]) -> FastAPI:
     demo = build_demo_registry(settings)
+    demo.registry.register(
+        "approvals",
+        GraphConfig(
+            graph=_approval_graph(),
+            description="Refunds once approved.",
+            features={GraphFeature.INTERRUPTS},
+            run_coordinator=InMemoryRunCoordinator(),
+            interrupt_protocol="mcp_approval",
+        ),
+    )
     app = FastAPI(title="LGOS demo API (status as reasoning)")
 
     @app.middleware("http")

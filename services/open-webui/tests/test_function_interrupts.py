@@ -1,10 +1,12 @@
-"""Interrupts through the Function: ``lgos_interrupt`` calls become Open
-WebUI's question dialog, answers resume the paused run with
-``previous_response_id``; an unanswered question waits in the message."""
+"""Interrupts through the Function: ``lgos_interrupt`` calls (and
+``mcp_approval_request`` items) become Open WebUI's question dialog, answers
+resume the paused run with ``previous_response_id``; an unanswered question
+waits in the message."""
 
 from __future__ import annotations
 
 import pytest
+from conftest import APPROVAL
 from owui_support import chat, user
 
 pytestmark = pytest.mark.anyio
@@ -135,3 +137,39 @@ async def test_a_later_turn_after_an_answered_pause_starts_a_new_run(pipe, recor
     assert len(recorder.calls) == 2
     assert "order 43" in recorder.calls[1]["data"]["questions"][0]["question"]
     assert "The refund was rejected" in visible(second)
+
+
+async def test_an_mcp_approval_request_is_asked_and_approved(pipe, recorder):
+    recorder.replies.append(choose("approve"))
+
+    text = await chat(pipe, recorder, "lgos/approvals", [user("Refund order 42")])
+
+    (call,) = recorder.calls
+    (question,) = call["data"]["questions"]
+    assert question["question"] == APPROVAL["question"]
+    assert [o["label"] for o in question["options"]] == ["approve", "reject"]
+    assert question["allow_other"] is False
+    assert visible(text) == "Refunded 19.90 EUR."
+
+
+async def test_a_rejected_mcp_approval_ends_the_run(pipe, recorder):
+    recorder.replies.append(choose("reject"))
+
+    text = await chat(pipe, recorder, "lgos/approvals", [user("Refund order 42")])
+
+    assert "Not approved, the run ended" in visible(text)
+    assert "Refunded" not in text
+
+
+async def test_a_typed_reply_answers_a_waiting_approval(pipe, recorder):
+    recorder.replies.append(None)  # the dialog timed out
+    first = await chat(pipe, recorder, "lgos/approvals", [user("Refund order 42")])
+    history = [
+        user("Refund order 42"),
+        {"role": "assistant", "content": first},
+        user("approve"),
+    ]
+
+    second = await chat(pipe, recorder, "lgos/approvals", history)
+
+    assert visible(second) == "Refunded 19.90 EUR."

@@ -39,6 +39,7 @@ async def test_pipes_lists_every_lgos_graph_of_the_gateway(pipe):
         "lgos/interrupts",
         "lgos/file-display",
         "lgos/server-tools",
+        "lgos/approvals",
     }
 
 

@@ -59,3 +59,16 @@ __all__ = [
     "request_principal",
     "status_event",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The reference's deprecated names warn where they are looked up.
+    if name == "ClientSettingsValidationError":
+        from langgraph_openai_serve.deprecation import warn_renamed
+        from langgraph_openai_serve.graph.client_settings import (
+            _SettingsValidationError,
+        )
+
+        warn_renamed(name, "InvalidRequestError", stacklevel=3)
+        return _SettingsValidationError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

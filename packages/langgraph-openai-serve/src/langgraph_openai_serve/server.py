@@ -79,8 +79,10 @@ class LanggraphOpenaiServe:
         # Background Responses default to this process (memory store, tasks).
         self.response_store = response_store
         self.background_backend = background_backend
-        # Host integrations can find the registry without the mounted sub-app.
+        # Host integrations can find the registry and the scope resolver
+        # without the mounted sub-app.
         self.app.state.graph_registry = graphs
+        self.app.state.checkpoint_scope = self.checkpoint_scope
 
     @property
     def openai_app(self) -> FastAPI:

@@ -12,6 +12,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from langgraph_openai_serve.api_keys import ApiKeys
+from langgraph_openai_serve.deprecation import warn_renamed
 
 
 def normalize_prefix(value: str) -> str:
@@ -91,3 +92,33 @@ class Settings(BaseSettings):
         if self.OPENAI_API_DOCS_ENABLED:
             return {}
         return {"docs_url": None, "redoc_url": None, "openapi_url": None}
+
+    @property
+    def fastapi_docs_kwargs(self) -> dict[str, Any]:
+        """Deprecated: ``docs_kwargs()``."""
+        warn_renamed("Settings.fastapi_docs_kwargs", "Settings.docs_kwargs()")
+        return self.docs_kwargs()
+
+
+_module_settings: Settings | None = None
+
+
+def __getattr__(name: str) -> Any:
+    # The reference's module-level ``settings`` object (and its docs
+    # kwargs), read from the environment on first use rather than at import.
+    global _module_settings
+    if name == "settings":
+        warn_renamed(
+            "langgraph_openai_serve.settings.settings",
+            "Settings() or LanggraphOpenaiServe(settings=...)",
+        )
+        if _module_settings is None:
+            _module_settings = Settings()
+        return _module_settings
+    if name == "fastapi_docs_kwargs":
+        warn_renamed(
+            "langgraph_openai_serve.settings.fastapi_docs_kwargs",
+            "Settings().docs_kwargs()",
+        )
+        return Settings().docs_kwargs()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

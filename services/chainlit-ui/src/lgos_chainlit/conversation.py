@@ -58,10 +58,10 @@ from lgos_chainlit.events import (
 from lgos_chainlit.files import DISPLAY_FILE, DISPLAY_FILE_TOOL, FilesClient, FilesError
 from lgos_chainlit.files import display_file as fetch_display_file
 from lgos_chainlit.interrupts import (
-    INTERRUPT_TOOL,
     AnswerError,
     PendingInterrupt,
     explain_rejection,
+    is_interrupt,
     keeps_pending,
 )
 from lgos_chainlit.ledger import (
@@ -248,7 +248,7 @@ class Conversation:
             return
         exchange = _Exchange(
             input=pending.outputs(),
-            commit_first=[*pending.calls, *pending.outputs()],
+            commit_first=pending.ledger_items(),
             previous_response_id=pending.response_id,
             resuming=pending,
         )
@@ -501,17 +501,21 @@ class Conversation:
             return _FollowUp(_events([]))
         output = [item_json(item) for item in response.output]
         calls = function_calls(output)
-        interrupts = [c for c in calls if c.get("name") == INTERRUPT_TOOL]
+        interrupts = [item for item in output if is_interrupt(item)]
         if interrupts or response.status != "completed":
             # Calls that will not be answered now must not enter the ledger.
-            kept = [item for item in output if item.get("type") != "function_call"]
+            kept = [
+                item
+                for item in output
+                if item.get("type") != "function_call" and not is_interrupt(item)
+            ]
             self.ledger.commit([*exchange.commit_first, *kept])
             events: list[UIEvent] = []
             if interrupts:
                 self.state.pending = PendingInterrupt(
                     response_id=response.id, calls=interrupts
                 )
-                if len(interrupts) != len(calls):
+                if any(not is_interrupt(call) for call in calls):
                     events.append(
                         Notice(
                             "warning",

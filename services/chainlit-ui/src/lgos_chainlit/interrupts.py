@@ -1,11 +1,13 @@
-"""Interrupts: ``lgos_interrupt`` calls as questions, answers as a resume.
+"""Interrupts: paused-run items as questions, answers as a resume.
 
-A paused run finishes its Response with one ``lgos_interrupt`` function call
-per pending LangGraph interrupt. ``PendingInterrupt`` keeps the paused
-Response id and those calls exactly as received (the UI persists it before
-asking, so a reloaded page can still answer), collects one answer per call,
-and builds the resume input: a ``function_call_output`` for every call, all at
-once, sent with ``previous_response_id``.
+A paused run finishes its Response with one item per pending LangGraph
+interrupt, in the presentation its graph chose: an ``lgos_interrupt``
+function call (answered by a ``function_call_output`` with any text), or an
+``mcp_approval_request`` (answered by an ``mcp_approval_response``: approve or
+reject). ``PendingInterrupt`` keeps the paused Response id and those items
+exactly as received (the UI persists it before asking, so a reloaded page can
+still answer), collects one answer per item, and builds the resume input for
+all of them at once, sent with ``previous_response_id``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,23 @@ from typing import Any
 from lgos_chainlit.ledger import Item, function_output
 
 INTERRUPT_TOOL = "lgos_interrupt"
+APPROVAL_REQUEST = "mcp_approval_request"
+APPROVAL_CHOICES = ("approve", "reject")
+
+
+def is_interrupt(item: Item) -> bool:
+    """Whether an output item presents a pending interrupt."""
+    if item.get("type") == APPROVAL_REQUEST:
+        return True
+    return item.get("type") == "function_call" and item.get("name") == INTERRUPT_TOOL
+
+
+def interrupt_key(item: Item) -> str:
+    """The id a resume answers: a call id, or an approval request's id."""
+    key = (
+        item.get("id") if item.get("type") == APPROVAL_REQUEST else item.get("call_id")
+    )
+    return str(key or "")
 
 
 class AnswerError(ValueError):
@@ -49,12 +68,25 @@ def parse_prompt(call: Item) -> InterruptPrompt:
     A payload without a ``question`` string is shown as its JSON text and
     answered freely.
     """
-    call_id = str(call.get("call_id", ""))
+    call_id = interrupt_key(call)
     raw = call.get("arguments", "")
     try:
         payload = json.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
         payload = None
+    if call.get("type") == APPROVAL_REQUEST:
+        has_question = isinstance(payload, dict) and isinstance(
+            payload.get("question"), str
+        )
+        text = raw if isinstance(raw, str) else json.dumps(raw)
+        question = (
+            payload["question"]
+            if has_question
+            else f"Approve {call.get('name')}? {text}"
+        )
+        return InterruptPrompt(
+            call_id=call_id, question=question, choices=APPROVAL_CHOICES
+        )
     if not isinstance(payload, dict) or not isinstance(payload.get("question"), str):
         text = raw if isinstance(raw, str) else json.dumps(raw)
         return InterruptPrompt(call_id=call_id, question=text)
@@ -103,14 +135,25 @@ class PendingInterrupt:
         self.answers[call_id] = text
 
     def outputs(self) -> list[Item]:
-        """One ``function_call_output`` per call, in call order."""
-        missing = [c["call_id"] for c in self.calls if c["call_id"] not in self.answers]
+        """One answer item per interrupt, in call order."""
+        keys = [interrupt_key(c) for c in self.calls]
+        missing = [key for key in keys if key not in self.answers]
         if missing:
             raise AnswerError(f"unanswered interrupt calls: {missing}")
         return [
-            function_output(c["call_id"], self.answers[c["call_id"]])
-            for c in self.calls
+            _approval_response(key, self.answers[key])
+            if call.get("type") == APPROVAL_REQUEST
+            else function_output(key, self.answers[key])
+            for call, key in zip(self.calls, keys, strict=True)
         ]
+
+    def ledger_items(self) -> list[Item]:
+        """What the answered pause adds to the conversation: the calls and
+        their outputs, replayed in later turns. Approval items are not
+        replayable input, so an approved pause leaves only its answer."""
+        if any(call.get("type") == APPROVAL_REQUEST for call in self.calls):
+            return []
+        return [*self.calls, *self.outputs()]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -126,6 +169,14 @@ class PendingInterrupt:
             calls=[dict(call) for call in data["calls"]],
             answers={str(k): str(v) for k, v in data.get("answers", {}).items()},
         )
+
+
+def _approval_response(approval_request_id: str, answer: str) -> Item:
+    return {
+        "type": "mcp_approval_response",
+        "approval_request_id": approval_request_id,
+        "approve": answer == "approve",
+    }
 
 
 def explain_rejection(status: int, code: str | None, message: str) -> str:

@@ -11,19 +11,44 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from langgraph_openai_serve.deprecation import warn_renamed
 from langgraph_openai_serve.graph.errors import (
     GraphConfigurationError,
     InvalidRequestError,
 )
 
+if TYPE_CHECKING:
+    from langgraph_openai_serve.graph.request import GraphRequest
+
 SETTINGS_METADATA_KEY = "lgos_settings"
 SETTINGS_PARAM = f"metadata.{SETTINGS_METADATA_KEY}"
 CLIENT_SETTINGS_SCHEMA_VERSION = 1
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+class _SettingsValidationError(InvalidRequestError):
+    """Invalid ``metadata.lgos_settings``: an ``InvalidRequestError``.
+
+    Public only as the reference's deprecated ``ClientSettingsValidationError``
+    (this module's ``__getattr__``), so ``except`` clauses written against the
+    reference keep catching settings errors.
+    """
+
+
+_SettingsValidationError.__name__ = "ClientSettingsValidationError"
+_SettingsValidationError.__qualname__ = "ClientSettingsValidationError"
+
+
+def __getattr__(name: str) -> Any:
+    if name == "ClientSettingsValidationError":
+        warn_renamed("ClientSettingsValidationError", "InvalidRequestError")
+        return _SettingsValidationError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _LOCKED_CONFIG = {
     "strict": True,
@@ -58,11 +83,11 @@ class ClientSettings(BaseModel):
         try:
             changes = json.loads(encoded)
         except ValueError:
-            raise InvalidRequestError(
+            raise _SettingsValidationError(
                 "metadata.lgos_settings must be a JSON object.", param=SETTINGS_PARAM
             ) from None
         if not isinstance(changes, dict):
-            raise InvalidRequestError(
+            raise _SettingsValidationError(
                 "metadata.lgos_settings must be a JSON object.", param=SETTINGS_PARAM
             )
         merged = {**contract.defaults, **changes}
@@ -71,10 +96,24 @@ class ClientSettings(BaseModel):
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "settings"
-            raise InvalidRequestError(
+            raise _SettingsValidationError(
                 f"Invalid runtime setting '{where}': {first['msg']}.",
                 param=SETTINGS_PARAM,
             ) from None
+
+    @classmethod
+    def validate_request(cls, request: GraphRequest) -> Self:
+        """Deprecated: ``from_metadata(request.metadata)``.
+
+        Raises:
+            InvalidRequestError: (``ClientSettingsValidationError``) invalid
+                ``metadata.lgos_settings``.
+        """
+        warn_renamed(
+            "ClientSettings.validate_request(request)",
+            "ClientSettings.from_metadata(request.metadata)",
+        )
+        return cls.from_metadata(request.metadata)
 
 
 @dataclass(frozen=True, slots=True)

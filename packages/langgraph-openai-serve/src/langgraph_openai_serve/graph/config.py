@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.messages import AIMessage, BaseMessage
@@ -20,6 +20,7 @@ from langgraph.pregel import Pregel
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 from pydantic import model_validator as _model_validator
 
+from langgraph_openai_serve.deprecation import warn_renamed
 from langgraph_openai_serve.graph.client_settings import (
     ClientSettings,
     contract_for,
@@ -34,6 +35,7 @@ RequestToInput: TypeAlias = Callable[[GraphRequest, list[BaseMessage]], Any]
 ContextFactory: TypeAlias = Callable[[GraphRequest, ClientSettings | None], Any]
 OutputToMessage: TypeAlias = Callable[[Any], AIMessage | Awaitable[AIMessage]]
 Callbacks: TypeAlias = Sequence[BaseCallbackHandler] | BaseCallbackManager
+InterruptProtocol: TypeAlias = Literal["function_call", "mcp_approval"]
 
 _INTERRUPT_CHECKPOINTER_METHODS = (
     "aget_tuple",
@@ -92,9 +94,32 @@ class GraphConfig(BaseModel):
     """``(request, client_settings) -> runtime context``; default the settings."""
     output_to_message: OutputToMessage | None = None
     """``output -> AIMessage``; default the last of ``output["messages"]``."""
+    interrupt_protocol: InterruptProtocol = "function_call"
+    """How the Responses surface presents a pause to clients, by name:
+    function calls (default) or MCP approval requests. Only the surface knows
+    what either looks like on the wire."""
 
     _graph: AnyGraph | None = PrivateAttr(default=None)
     _lock: asyncio.Lock | None = PrivateAttr(default=None)
+
+    @_model_validator(mode="before")
+    @classmethod
+    def _hosted_tools(cls, data: Any) -> Any:
+        # The reference's name for server_tools; never advertised.
+        if isinstance(data, Mapping) and "hosted_tools" in data:
+            # Python frames: this validator, BaseModel.__init__, the caller.
+            warn_renamed("GraphConfig(hosted_tools=...)", "server_tools", stacklevel=4)
+            data = dict(data)
+            if data.get("server_tools"):
+                raise ValueError("pass server_tools or hosted_tools, not both")
+            data["server_tools"] = data.pop("hosted_tools")
+        return data
+
+    @property
+    def hosted_tools(self) -> tuple[str, ...]:
+        """Deprecated: the allowlisted server tools (``server_tools``)."""
+        warn_renamed("GraphConfig.hosted_tools", "GraphConfig.server_tools")
+        return self.server_tools
 
     @field_validator("streamable_node_names", mode="before")
     @classmethod
@@ -127,6 +152,23 @@ class GraphConfig(BaseModel):
                 raise ValueError(str(exc)) from exc
         return value
 
+    @classmethod
+    def validate_client_settings(
+        cls, value: type[ClientSettings] | None
+    ) -> type[ClientSettings] | None:
+        """Deprecated: ``GraphConfig(client_settings=...)`` validates the model.
+
+        Raises:
+            GraphConfigurationError: the model breaks the settings contract.
+        """
+        warn_renamed(
+            "GraphConfig.validate_client_settings",
+            "GraphConfig(client_settings=...), which validates the model",
+        )
+        if value is not None:
+            contract_for(value)
+        return value
+
     @_model_validator(mode="after")
     def _consistent(self) -> GraphConfig:
         if not isinstance(self.graph, Pregel) and not callable(self.graph):
@@ -141,6 +183,8 @@ class GraphConfig(BaseModel):
             raise ValueError("run_coordinator requires GraphFeature.INTERRUPTS")
         if interrupts and self.run_coordinator is None:
             raise ValueError("interrupt-enabled graphs need a run_coordinator")
+        if self.interrupt_protocol != "function_call" and not interrupts:
+            raise ValueError("interrupt_protocol requires GraphFeature.INTERRUPTS")
         if isinstance(self.graph, Pregel):
             _check_graph(self, self.graph)
             self._graph = self.graph
@@ -176,16 +220,33 @@ class GraphConfig(BaseModel):
             return {"messages": messages}
         return await _maybe_await(self.request_to_input(request, messages))
 
-    async def build_context(self, request: GraphRequest) -> Any:
-        """The LangGraph runtime context for one request, or ``None``."""
+    async def build_context(
+        self, request: GraphRequest, graph: AnyGraph | None = None
+    ) -> Any:
+        """The LangGraph runtime context for one request, or ``None``.
+
+        ``graph`` is the reference's older second argument (deprecated): when
+        given, a context for a graph without ``context_schema`` is refused
+        here, as the runner does.
+        """
         settings = (
             self.client_settings.from_metadata(request.metadata)
             if self.client_settings is not None
             else None
         )
         if self.context_factory is None:
-            return settings
-        return await _maybe_await(self.context_factory(request, settings))
+            context = settings
+        else:
+            context = await _maybe_await(self.context_factory(request, settings))
+        if graph is not None:
+            warn_renamed(
+                "GraphConfig.build_context(request, graph)", "build_context(request)"
+            )
+            if context is not None and graph.context_schema is None:
+                raise GraphConfigurationError(
+                    "A graph that produces runtime context must declare context_schema."
+                )
+        return context
 
     async def render_output(self, output: Any) -> AIMessage:
         """The durable assistant message for the graph's final output."""

@@ -1,44 +1,27 @@
-"""Interrupt runs: identities on the wire and the checkpoint they address.
+"""Interrupt runs in LangGraph terms: the pending batch of a checkpoint
+thread, the answers that resume it, and the thread's clean-up.
 
-A paused run's Response id is ``resp_lg_<run uuid hex>_<scope tag><nonce>``:
-it embeds the run UUID (the rest of the checkpoint key comes from the
-server-trusted scope and the model), a 16-hex tag of the scope so a request
-from another scope is told "not found" rather than "conflict", and a nonce so
-every pause has its own id. Each pending interrupt becomes a function call
-named ``lgos_interrupt`` whose call id is ``call_lg_<native interrupt id>``.
+How a pause is named and shown to a client (Response ids, call ids, the
+presented items) belongs to the protocol surface (``openai/responses/``);
+here an interrupt is its native id, value and task.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
-import re
-import secrets
-import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage
-
-from langgraph_openai_serve.graph.answer import Answer, ToolCall
 from langgraph_openai_serve.graph.errors import (
     GraphError,
     InterruptStateConflictError,
-    InvalidRequestError,
-    PausedRunNotFoundError,
 )
 
 logger = logging.getLogger("langgraph_openai_serve")
 
-INTERRUPT_TOOL_NAME = "lgos_interrupt"
-RUN_ID_METADATA_KEY = "lgos_run_id"
 CLEANUP_TIMEOUT = 10.0
-
-_RESPONSE_ID = re.compile(r"resp_lg_([0-9a-f]{32})_([0-9a-f]{16})[0-9a-f]{16}")
-_CALL_PREFIX = "call_lg_"
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,65 +31,20 @@ class PendingInterrupt:
     id: str
     value: Any
     task_id: str
-
-    @property
-    def call_id(self) -> str:
-        return _CALL_PREFIX + self.id
+    node: str = ""
+    """The node that called ``interrupt()``."""
 
 
-def _scope_tag(scope: str, model: str) -> str:
-    digest = hashlib.sha256(b"lgos.response-scope.v1\x00")
-    for part in (scope, model):
-        data = part.encode()
-        digest.update(len(data).to_bytes(8, "big") + data)
-    return digest.hexdigest()[:16]
+class _ResumeWithValue:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "RESUME_WITH_VALUE"
 
 
-def paused_response_id(scope: str, model: str, run_id: uuid.UUID) -> str:
-    """A fresh Response id for a response of interrupt run ``run_id``."""
-    return f"resp_lg_{run_id.hex}_{_scope_tag(scope, model)}{secrets.token_hex(8)}"
-
-
-def run_id_from_response_id(response_id: str, scope: str, model: str) -> uuid.UUID:
-    """The run a ``previous_response_id`` names, checked against the scope.
-
-    Raises:
-        InvalidRequestError: not an LGOS paused-response id.
-        PausedRunNotFoundError: it belongs to another scope or model.
-    """
-    match = _RESPONSE_ID.fullmatch(response_id)
-    if match is None:
-        raise InvalidRequestError(
-            "previous_response_id is not the id of a paused LGOS response.",
-            param="previous_response_id",
-        )
-    if match.group(2) != _scope_tag(scope, model):
-        raise PausedRunNotFoundError(response_id)
-    return uuid.UUID(hex=match.group(1))
-
-
-def run_id_from_metadata(metadata: Mapping[str, str]) -> uuid.UUID:
-    """``metadata.lgos_run_id`` (retry-safe initial requests) or a new UUID."""
-    value = metadata.get(RUN_ID_METADATA_KEY)
-    if value is None:
-        return uuid.uuid4()
-    try:
-        run_id = uuid.UUID(value)
-    except ValueError:
-        run_id = uuid.UUID(int=0)
-    if run_id.int == 0:
-        raise InvalidRequestError(
-            "metadata.lgos_run_id must be a non-nil UUID.",
-            param=f"metadata.{RUN_ID_METADATA_KEY}",
-        )
-    return run_id
-
-
-def interrupt_id_from_call_id(call_id: str) -> str | None:
-    """The native interrupt id a ``call_lg_`` call id carries, or ``None``."""
-    if call_id.startswith(_CALL_PREFIX) and len(call_id) > len(_CALL_PREFIX):
-        return call_id[len(_CALL_PREFIX) :]
-    return None
+RESUME_WITH_VALUE: Any = _ResumeWithValue()
+"""An answer that resumes an interrupt with its own value: an approval that
+carries no answer of its own."""
 
 
 def pending_interrupts(state: Any) -> tuple[PendingInterrupt, ...]:
@@ -114,15 +52,15 @@ def pending_interrupts(state: Any) -> tuple[PendingInterrupt, ...]:
     pending: list[PendingInterrupt] = []
     for task in state.tasks:
         pending.extend(
-            PendingInterrupt(interrupt.id, interrupt.value, task.id)
+            PendingInterrupt(interrupt.id, interrupt.value, task.id, task.name)
             for interrupt in task.interrupts
         )
     return tuple(pending)
 
 
 def resume_map(
-    pending: tuple[PendingInterrupt, ...], answers: Mapping[str, str]
-) -> dict[str, str]:
+    pending: tuple[PendingInterrupt, ...], answers: Mapping[str, Any]
+) -> dict[str, Any]:
     """Check the answers cover exactly the pending batch; map id -> answer.
 
     Raises:
@@ -134,13 +72,16 @@ def resume_map(
             "The run has no pending interrupts: it completed, expired or was "
             "already resumed."
         )
-    expected = {interrupt.id for interrupt in pending}
-    if set(answers) != expected:
+    expected = {interrupt.id: interrupt.value for interrupt in pending}
+    if set(answers) != set(expected):
         raise InterruptStateConflictError(
-            "The function_call_output items must answer exactly the pending "
-            f"interrupt batch ({len(expected)} call(s))."
+            "The answers must cover exactly the pending interrupt batch "
+            f"({len(expected)} interrupt(s))."
         )
-    return dict(answers)
+    return {
+        key: expected[key] if answer is RESUME_WITH_VALUE else answer
+        for key, answer in answers.items()
+    }
 
 
 async def discard_run(graph: Any, thread_id: str) -> None:
@@ -157,7 +98,7 @@ class InterruptPlan:
     """How one request drives an interrupt run, decided under its lease."""
 
     thread_id: str
-    resume: Mapping[str, str] | None = None
+    resume: Mapping[str, Any] | None = None
     """Answers by native interrupt id; ``None`` for an initial request."""
     existing: tuple[PendingInterrupt, ...] = ()
     """A retried initial request finds its run already paused: re-send it."""
@@ -178,7 +119,7 @@ class InterruptPlan:
 
 
 async def plan_interrupt_run(
-    graph: Any, thread_id: str, answers: Mapping[str, str] | None
+    graph: Any, thread_id: str, answers: Mapping[str, Any] | None
 ) -> InterruptPlan:
     """Read the run's checkpoint and decide: start, re-send, or resume.
 
@@ -197,28 +138,27 @@ async def plan_interrupt_run(
     if pending:
         return InterruptPlan(thread_id, existing=pending)
     if state.created_at is not None:
-        raise InterruptStateConflictError(
-            "metadata.lgos_run_id names a run that is already in progress."
-        )
+        raise InterruptStateConflictError("The requested run is already in progress.")
     return InterruptPlan(thread_id)
 
 
-def pause_answer(interrupts: tuple[PendingInterrupt, ...], text: str) -> Answer:
-    """The answer a pause returns: any streamed text, then one
-    ``lgos_interrupt`` call per pending interrupt with its JSON payload."""
-    calls = []
-    for interrupt in interrupts:
-        try:
-            arguments = json.dumps(interrupt.value)
-        except (TypeError, ValueError) as exc:
-            raise GraphError(f"An interrupt payload is not JSON: {exc}") from exc
-        calls.append(ToolCall(interrupt.call_id, INTERRUPT_TOOL_NAME, arguments))
-    return Answer(
-        message=AIMessage(content=text),
-        text=text,
-        refusal=None,
-        citations=(),
-        tool_calls=tuple(calls),
-        truncated_calls=(),
-        stop="complete",
-    )
+async def reject_interrupts(graph: Any, thread_id: str, rejected: Set[str]) -> None:
+    """End a paused run whose client rejected pending interrupts: the graph
+    does not run again and its checkpoint thread is deleted.
+
+    Raises:
+        InterruptStateConflictError: the run is not paused, or ``rejected``
+            names interrupts that are not pending.
+    """
+    state = await graph.aget_state({"configurable": {"thread_id": thread_id}})
+    pending = {interrupt.id for interrupt in pending_interrupts(state)}
+    if not pending:
+        raise InterruptStateConflictError(
+            "The run has no pending interrupts: it completed, expired or was "
+            "already resumed."
+        )
+    if not rejected <= pending:
+        raise InterruptStateConflictError(
+            "A rejection names an interrupt that is not pending in this run."
+        )
+    await discard_run(graph, thread_id)

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
+from langgraph_openai_serve.deprecation import warn_renamed
+
 
 @dataclass(frozen=True, slots=True)
 class ClientFunctionTool:
@@ -44,12 +46,13 @@ ToolChoice: TypeAlias = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class GraphRequest:
     """What a graph adapter may read from one OpenAI request.
 
     ``metadata`` is a read-only mapping; ``server_tools`` lists the selected
     registered server-tool names (always empty for Chat Completions).
+    ``hosted_tools`` is the reference's older name for ``server_tools``.
     """
 
     model: str
@@ -60,6 +63,36 @@ class GraphRequest:
     parallel_tool_calls: bool | None = None
     server_tools: tuple[str, ...] = ()
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.metadata, MappingProxyType):
-            object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
+    def __init__(
+        self,
+        model: str,
+        metadata: Mapping[str, str] | None = None,
+        user: str | None = None,
+        tools: tuple[ClientFunctionTool, ...] = (),
+        tool_choice: ToolChoice = None,
+        parallel_tool_calls: bool | None = None,
+        server_tools: tuple[str, ...] = (),
+        *,
+        hosted_tools: tuple[str, ...] | None = None,
+    ) -> None:
+        if hosted_tools is not None:
+            warn_renamed("GraphRequest(hosted_tools=...)", "server_tools")
+            if server_tools:
+                raise TypeError("pass server_tools or hosted_tools, not both")
+            server_tools = tuple(hosted_tools)
+        if not isinstance(metadata, MappingProxyType):
+            metadata = MappingProxyType(dict(metadata or {}))
+        setattr_ = object.__setattr__
+        setattr_(self, "model", model)
+        setattr_(self, "metadata", metadata)
+        setattr_(self, "user", user)
+        setattr_(self, "tools", tools)
+        setattr_(self, "tool_choice", tool_choice)
+        setattr_(self, "parallel_tool_calls", parallel_tool_calls)
+        setattr_(self, "server_tools", server_tools)
+
+    @property
+    def hosted_tools(self) -> tuple[str, ...]:
+        """Deprecated: the selected server tools (``server_tools``)."""
+        warn_renamed("GraphRequest.hosted_tools", "GraphRequest.server_tools")
+        return self.server_tools

@@ -79,7 +79,7 @@ async def prepare_run(
     callbacks: tuple[BaseCallbackHandler, ...] = (),
     request_id: str | None = None,
     interrupt_thread: str | None = None,
-    answers: Mapping[str, str] | None = None,
+    answers: Mapping[str, Any] | None = None,
 ) -> PreparedRun:
     """Resolve the graph and run the adapters.
 

@@ -52,6 +52,8 @@ Json = dict[str, Any]
 Emitter = Callable[[Json], Awaitable[Any]]
 
 INTERRUPT_TOOL = "lgos_interrupt"
+APPROVAL_REQUEST = "mcp_approval_request"
+APPROVAL_CHOICES = ("approve", "reject")
 DISPLAY_FILE = "display_file"
 FILE_INPUTS = "file_inputs"
 SETTINGS_KEY = "lgos_settings"
@@ -316,7 +318,7 @@ def selected(graphs: Sequence[Graph], wanted: str) -> list[Graph]:
 
 @dataclass(frozen=True)
 class PendingInterrupt:
-    """A paused run: its Response id and exact ``lgos_interrupt`` calls."""
+    """A paused run: its Response id and exact interrupt items."""
 
     response_id: str
     calls: tuple[Json, ...]
@@ -535,6 +537,39 @@ def map_event(event: Mapping[str, Any], state: StreamState) -> list[Action]:
     return []
 
 
+def interrupt_items(response: Mapping[str, Any]) -> list[Json]:
+    """The items presenting a pause: ``lgos_interrupt`` calls, or
+    ``mcp_approval_request`` items for graphs that present MCP approvals."""
+    return [
+        item
+        for item in response.get("output") or []
+        if isinstance(item, dict)
+        and (
+            item.get("type") == APPROVAL_REQUEST
+            or (
+                item.get("type") == "function_call"
+                and item.get("name") == INTERRUPT_TOOL
+            )
+        )
+    ]
+
+
+def interrupt_key(item: Mapping[str, Any]) -> str:
+    """The id a resume answers: a call id, or an approval request's id."""
+    approval = item.get("type") == APPROVAL_REQUEST
+    return str(item.get("id" if approval else "call_id") or "")
+
+
+def replayable(items: Sequence[Json]) -> list[Json]:
+    """Items a later request may replay: approval requests and their answers
+    only travel with the paused Response's ``previous_response_id``."""
+    return [
+        item
+        for item in items
+        if item.get("type") not in (APPROVAL_REQUEST, "mcp_approval_response")
+    ]
+
+
 def function_calls(response: Mapping[str, Any], name: str | None = None) -> list[Json]:
     return [
         item
@@ -554,6 +589,8 @@ def failure(response: Mapping[str, Any]) -> str | None:
         details = response.get("incomplete_details") or {}
         return f"The answer was cut short ({details.get('reason') or 'incomplete'})."
     error = response.get("error") or {}
+    if error.get("code") == "interrupt_rejected":
+        return f"Not approved, the run ended: {error.get('message')}"
     return f"The graph failed: {error.get('message') or status}."
 
 
@@ -568,13 +605,21 @@ class Question:
 
 
 def read_question(call: Mapping[str, Any]) -> Question:
-    """The question of a call; a payload without one is shown as its JSON."""
-    call_id = str(call.get("call_id", ""))
+    """The question of a call; a payload without one is shown as its JSON.
+    An approval request always offers ``approve`` and ``reject``."""
+    call_id = interrupt_key(call)
     raw = call.get("arguments", "")
     try:
         payload = json.loads(raw) if isinstance(raw, str) else raw
     except ValueError:
         payload = None
+    if call.get("type") == APPROVAL_REQUEST:
+        text = raw if isinstance(raw, str) else json.dumps(raw)
+        asked = payload.get("question") if isinstance(payload, dict) else None
+        question = (
+            asked if isinstance(asked, str) else f"Approve {call.get('name')}? {text}"
+        )
+        return Question(call_id, question, choices=APPROVAL_CHOICES)
     if not isinstance(payload, dict) or not isinstance(payload.get("question"), str):
         return Question(call_id, raw if isinstance(raw, str) else json.dumps(raw))
     choices = payload.get("choices")
@@ -670,14 +715,25 @@ def dialog_answers(
 
 
 def interrupt_outputs(calls: Sequence[Json], answers: Mapping[str, str]) -> list[Json]:
-    return [
-        {
-            "type": "function_call_output",
-            "call_id": call["call_id"],
-            "output": answers[call["call_id"]],
-        }
-        for call in calls
-    ]
+    """One answer item per pause item: a ``function_call_output``, or an
+    ``mcp_approval_response`` that approves only on ``approve``."""
+    outputs: list[Json] = []
+    for call in calls:
+        key = interrupt_key(call)
+        if call.get("type") == APPROVAL_REQUEST:
+            approve = answers[key].strip().lower() == "approve"
+            outputs.append(
+                {
+                    "type": "mcp_approval_response",
+                    "approval_request_id": key,
+                    "approve": approve,
+                }
+            )
+        else:
+            outputs.append(
+                {"type": "function_call_output", "call_id": key, "output": answers[key]}
+            )
+    return outputs
 
 
 def display_status(call_id: str, status: Mapping[str, Any]) -> Json:
@@ -1001,12 +1057,12 @@ class _Turn:
             # The user typed the answer to a question the dialog did not get.
             pending = conversation.pending
             answers = {
-                call["call_id"]: conversation.user_text.strip()
+                interrupt_key(call): conversation.user_text.strip()
                 for call in pending.calls
             }
             ledger = [*conversation.history]
             items = interrupt_outputs(pending.calls, answers)
-            ledger += [*pending.calls, *items]
+            ledger += replayable([*pending.calls, *items])
             previous = pending.response_id
             yield resumed_marker(pending.response_id)
         else:
@@ -1037,7 +1093,7 @@ class _Turn:
             if problem is not None:
                 yield f"\n\n> **LGOS:** {problem}\n"
                 return
-            interrupts = function_calls(response, INTERRUPT_TOOL)
+            interrupts = interrupt_items(response)
             if interrupts:
                 pending = PendingInterrupt(str(response.get("id")), tuple(interrupts))
                 yield pending_marker(pending)
@@ -1047,7 +1103,7 @@ class _Turn:
                     return
                 yield resumed_marker(pending.response_id)
                 items = interrupt_outputs(interrupts, asked)
-                ledger += [*response.get("output", []), *items]
+                ledger += replayable([*response.get("output", []), *items])
                 previous = pending.response_id
                 continue
             calls = function_calls(response)

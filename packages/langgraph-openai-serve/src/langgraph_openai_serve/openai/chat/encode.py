@@ -169,8 +169,11 @@ class ChatStreamEncoder:
         return b"".join(frames)
 
     def error(self) -> bytes:
-        """The single error chunk that ends a failed stream."""
-        return data_frame(dumps(error_body(INTERNAL_ERROR_MESSAGE, "server_error")))
+        """The error chunk (with its ``code``) and ``[DONE]`` that end a failed
+        stream: clients waiting for ``[DONE]`` stop reading instead of hanging
+        on a connection the server is about to close."""
+        body = error_body(INTERNAL_ERROR_MESSAGE, "server_error", code="server_error")
+        return data_frame(dumps(body)) + DONE_FRAME
 
 
 async def stream_frames(
@@ -178,7 +181,8 @@ async def stream_frames(
     encoder: ChatStreamEncoder,
     log: RequestLog | None = None,
 ) -> AsyncIterator[bytes]:
-    """Encode a run's events; a failure ends the stream with one error chunk.
+    """Encode a run's events; a failure ends the stream with an error chunk
+    and ``[DONE]``.
 
     Statuses only arrive when the server forwards them as reasoning.
     """

@@ -9,6 +9,7 @@ from starlette.responses import Response
 
 from langgraph_openai_serve.graph.client_settings import contract_for
 from langgraph_openai_serve.graph.config import GraphConfig
+from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.state import serve_state
 
@@ -27,6 +28,8 @@ def model_object(
         "server_tools": list(config.server_tools),
         "client_tools": list(config.client_tools),
     }
+    if config.supports(GraphFeature.INTERRUPTS):
+        lgos["interrupt_protocol"] = config.interrupt_protocol
     if detail and config.client_settings is not None:
         lgos["client_settings"] = contract_for(config.client_settings).descriptor()
     return {

@@ -23,13 +23,13 @@ from langgraph_openai_serve.background.protocol import (
 )
 from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.graph.features import GraphFeature
-from langgraph_openai_serve.graph.interrupts import paused_response_id
 from langgraph_openai_serve.graph.runner import run_graph
 from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE
 from langgraph_openai_serve.openai.responses.encode import (
     ResponseStreamEncoder,
     stream_frames,
 )
+from langgraph_openai_serve.openai.responses.interrupt_ids import paused_response_id
 from langgraph_openai_serve.openai.responses.interrupt_runs import interrupt_run_id
 from langgraph_openai_serve.openai.responses.items import ResponseShell, new_id
 from langgraph_openai_serve.openai.responses.runs import decode, open_run
@@ -122,6 +122,7 @@ async def _execute(
     try:
         await store.set_snapshot(job.response_id, shell.body("in_progress", []))
         config = state.registry.get_graph(body.model)
+        encoder.interrupt_protocol = config.interrupt_protocol
         opened = await open_run(
             state,
             config,

@@ -7,12 +7,12 @@ from collections.abc import Set
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langgraph_openai_serve.graph.errors import InvalidRequestError
-from langgraph_openai_serve.graph.interrupts import (
-    INTERRUPT_TOOL_NAME,
-    interrupt_id_from_call_id,
-)
 from langgraph_openai_serve.graph.request import GraphRequest
 from langgraph_openai_serve.openai.responses import schemas
+from langgraph_openai_serve.openai.responses.interrupt_ids import (
+    interrupt_id_from_call_id,
+)
+from langgraph_openai_serve.openai.responses.pause import INTERRUPT_TOOL_NAME
 from langgraph_openai_serve.openai.responses.replay import replay_messages
 from langgraph_openai_serve.openai.responses.tools import select_tools
 
@@ -22,6 +22,7 @@ def decode_response_request(
     *,
     file_inputs: bool,
     server_tools: Set[str] = frozenset(),
+    approval_label: str | None = None,
 ) -> tuple[GraphRequest, list[BaseMessage]]:
     """Normalize one validated request for the graph layer.
 
@@ -30,13 +31,20 @@ def decode_response_request(
             inconsistent replayed exchange, or files for a graph without
             ``FILE_INPUTS``.
     """
-    request = graph_request(body, server_tools)
+    request = graph_request_of(body, server_tools, approval_label)
     messages: list[BaseMessage] = []
     if body.instructions:
         messages.append(SystemMessage(content=body.instructions))
     if isinstance(body.input, str):
         messages.append(HumanMessage(content=body.input))
     else:
+        for index, item in enumerate(body.input):
+            if isinstance(item, schemas.McpApprovalResponse):
+                raise InvalidRequestError(
+                    "An mcp_approval_response answers a paused run; send it with "
+                    "that Response's previous_response_id.",
+                    param=f"input.[{index}]",
+                )
         messages.extend(replay_messages(body.input, file_inputs=file_inputs))
     return request, messages
 
@@ -76,7 +84,7 @@ def decode_resume(
                 param=f"input.[{index}].call_id",
             )
         answers[interrupt_id] = item.output
-    return graph_request(body, server_tools), answers
+    return graph_request_of(body, server_tools), answers
 
 
 def ends_with_interrupt_answers(body: schemas.ResponseCreateRequest) -> bool:
@@ -84,16 +92,20 @@ def ends_with_interrupt_answers(body: schemas.ResponseCreateRequest) -> bool:
     if not isinstance(body.input, list) or not body.input:
         return False
     last = body.input[-1]
+    if isinstance(last, schemas.McpApprovalResponse):
+        return True
     if isinstance(last, schemas.FunctionCallOutput):
         return interrupt_id_from_call_id(last.call_id) is not None
     return isinstance(last, schemas.FunctionCall) and last.name == INTERRUPT_TOOL_NAME
 
 
-def graph_request(
-    body: schemas.ResponseCreateRequest, server_tools: Set[str]
+def graph_request_of(
+    body: schemas.ResponseCreateRequest,
+    server_tools: Set[str],
+    approval_label: str | None = None,
 ) -> GraphRequest:
     """The protocol-neutral request, with tools checked against the graph."""
-    tools = select_tools(body, server_tools)
+    tools = select_tools(body, server_tools, approval_label)
     return GraphRequest(
         model=body.model,
         metadata=body.metadata or {},

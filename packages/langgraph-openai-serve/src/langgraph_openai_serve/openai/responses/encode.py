@@ -12,21 +12,27 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from langgraph_openai_serve.graph.answer import Answer
+from langgraph_openai_serve.graph.answer import Answer, ToolCall
+from langgraph_openai_serve.graph.citations import Citation
+from langgraph_openai_serve.graph.config import InterruptProtocol
 from langgraph_openai_serve.graph.events import (
     RunCompleted,
     RunEvent,
     RunPaused,
     TextDelta,
 )
-from langgraph_openai_serve.graph.interrupts import pause_answer
 from langgraph_openai_serve.graph.server_tools import ServerToolCall, ServerToolResult
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
 from langgraph_openai_serve.openai.compact_json import dumps
 from langgraph_openai_serve.openai.context import RequestLog
 from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE
+from langgraph_openai_serve.openai.responses.approvals import (
+    InterruptRejected,
+    rejected_body,
+)
 from langgraph_openai_serve.openai.responses.items import (
+    ItemStatus,
     ResponseShell,
     answer_status,
     calls_of,
@@ -40,6 +46,10 @@ from langgraph_openai_serve.openai.responses.items import (
     refusal_part,
     text_part,
     web_search_item,
+)
+from langgraph_openai_serve.openai.responses.pause import (
+    approval_request_item,
+    interrupt_calls,
 )
 from langgraph_openai_serve.openai.responses.tools import WEB_SEARCH
 
@@ -68,8 +78,13 @@ class _OpenMessage:
 class ResponseStreamEncoder:
     """The frames of one streamed Response."""
 
-    def __init__(self, shell: ResponseShell) -> None:
+    def __init__(
+        self,
+        shell: ResponseShell,
+        interrupt_protocol: InterruptProtocol = "function_call",
+    ) -> None:
         self.shell = shell
+        self.interrupt_protocol = interrupt_protocol
         self.sequence = -1
         self.output: list[dict[str, Any]] = []
         self.answer: _OpenMessage | None = None
@@ -240,8 +255,46 @@ class ResponseStreamEncoder:
     def finish(self, answer: Answer, usage: Usage | None) -> bytes:
         """Close the answer, emit function calls and the terminal event."""
         status = answer_status(answer)
-        frames = self._finish_message(answer, status)
-        for call, call_status in calls_of(answer):
+        needs_message = bool(answer.text or answer.refusal or not answer.tool_calls)
+        frames = self._finish_message(
+            answer.text, answer.citations, answer.refusal, status, needs_message
+        )
+        frames.extend(self._function_calls(calls_of(answer)))
+        incomplete = incomplete_details(answer)
+        final = self.shell.body(status, self.output, usage=usage, incomplete=incomplete)
+        terminal = (
+            "response.completed" if status == "completed" else "response.incomplete"
+        )
+        frames.append(self._event(terminal, {"response": final}))
+        return b"".join(frames)
+
+    def pause(self, paused: RunPaused) -> bytes:
+        """Close any streamed text, present the pending interrupts and
+        complete the Response: a pause is a completed turn awaiting answers."""
+        frames = self._finish_message(
+            paused.text, (), None, "completed", bool(paused.text)
+        )
+        if self.interrupt_protocol == "mcp_approval":
+            for interrupt in paused.interrupts:
+                item = approval_request_item(interrupt)
+                index, added = self._add_item(item)
+                frames.append(added)
+                frames.append(
+                    self._event(
+                        "response.output_item.done",
+                        {"output_index": index, "item": item},
+                    )
+                )
+        else:
+            calls = interrupt_calls(paused.interrupts)
+            frames.extend(self._function_calls([(c, "completed") for c in calls]))
+        final = self.shell.body("completed", self.output, usage=paused.usage)
+        frames.append(self._event("response.completed", {"response": final}))
+        return b"".join(frames)
+
+    def _function_calls(self, calls: list[tuple[ToolCall, ItemStatus]]) -> list[bytes]:
+        frames: list[bytes] = []
+        for call, call_status in calls:
             item = function_call_item(new_id("fc"), call, "in_progress", arguments="")
             index, added = self._add_item(item)
             where = {"item_id": item["id"], "output_index": index}
@@ -264,17 +317,17 @@ class ResponseStreamEncoder:
                     "response.output_item.done", {"output_index": index, "item": item}
                 )
             )
-        incomplete = incomplete_details(answer)
-        final = self.shell.body(status, self.output, usage=usage, incomplete=incomplete)
-        terminal = (
-            "response.completed" if status == "completed" else "response.incomplete"
-        )
-        frames.append(self._event(terminal, {"response": final}))
-        return b"".join(frames)
+        return frames
 
-    def _finish_message(self, answer: Answer, status: str) -> list[bytes]:
+    def _finish_message(
+        self,
+        text: str,
+        citations: tuple[Citation, ...],
+        refusal: str | None,
+        status: str,
+        needs_message: bool,
+    ) -> list[bytes]:
         message = self.answer
-        needs_message = bool(answer.text or answer.refusal or not answer.tool_calls)
         if message is None and not needs_message:
             return []
         frames: list[bytes] = []
@@ -285,8 +338,8 @@ class ResponseStreamEncoder:
             frames.append(added)
         item, index = message.item, message.index
         content: list[dict[str, Any]] = []
-        if answer.text or message.parts or not answer.refusal:
-            part = text_part(answer.text, answer.citations)
+        if text or message.parts or not refusal:
+            part = text_part(text, citations)
             where = {"item_id": item["id"], "output_index": index, "content_index": 0}
             if not message.parts:
                 frames.append(
@@ -296,27 +349,23 @@ class ResponseStreamEncoder:
                 )
             frames.extend(self._text_done(where, part))
             content.append(part)
-        if answer.refusal:
+        if refusal:
             where = {
                 "item_id": item["id"],
                 "output_index": index,
                 "content_index": len(content),
             }
-            part = refusal_part(answer.refusal)
+            part = refusal_part(refusal)
             frames.append(
                 self._event(
                     "response.content_part.added", {**where, "part": refusal_part("")}
                 )
             )
             frames.append(
-                self._event(
-                    "response.refusal.delta", {**where, "delta": answer.refusal}
-                )
+                self._event("response.refusal.delta", {**where, "delta": refusal})
             )
             frames.append(
-                self._event(
-                    "response.refusal.done", {**where, "refusal": answer.refusal}
-                )
+                self._event("response.refusal.done", {**where, "refusal": refusal})
             )
             frames.append(
                 self._event("response.content_part.done", {**where, "part": part})
@@ -331,6 +380,10 @@ class ResponseStreamEncoder:
         )
         self.answer = None
         return frames
+
+    def rejected(self, rejection: InterruptRejected) -> bytes:
+        """``response.failed`` with ``code: "interrupt_rejected"``."""
+        return self._event("response.failed", {"response": rejected_body(rejection)})
 
     def fail(self) -> bytes:
         """``error`` then ``response.failed`` keeping partial output."""
@@ -374,8 +427,7 @@ async def stream_frames(
             elif type(event) is RunPaused:
                 if log is not None:
                     log.stream_outcome = "paused"
-                answer = pause_answer(event.interrupts, event.text)
-                yield encoder.finish(answer, event.usage)
+                yield encoder.pause(event)
     except Exception:
         logger.exception("responses.stream_failed")
         if log is not None:

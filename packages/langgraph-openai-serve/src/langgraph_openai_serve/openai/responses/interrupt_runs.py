@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 from langgraph_openai_serve.graph.checkpoint_keys import checkpoint_key
 from langgraph_openai_serve.graph.config import GraphConfig
-from langgraph_openai_serve.graph.interrupts import (
+from langgraph_openai_serve.graph.request import GraphRequest
+from langgraph_openai_serve.openai.responses.interrupt_ids import (
     paused_response_id,
     run_id_from_metadata,
     run_id_from_response_id,
 )
-from langgraph_openai_serve.graph.request import GraphRequest
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -13,18 +14,22 @@ from langgraph_openai_serve.graph.errors import (
 )
 from langgraph_openai_serve.graph.events import RunPaused
 from langgraph_openai_serve.graph.features import GraphFeature
-from langgraph_openai_serve.graph.interrupts import pause_answer
 from langgraph_openai_serve.graph.runner import run_graph, run_to_completion
 from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.context import request_log
 from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.responses import background
+from langgraph_openai_serve.openai.responses.approvals import (
+    InterruptRejected,
+    rejected_body,
+)
 from langgraph_openai_serve.openai.responses.decode import ends_with_interrupt_answers
 from langgraph_openai_serve.openai.responses.encode import (
     ResponseStreamEncoder,
     stream_frames,
 )
 from langgraph_openai_serve.openai.responses.interrupt_runs import releasing
+from langgraph_openai_serve.openai.responses.pause import paused_items
 from langgraph_openai_serve.openai.responses.runs import open_run
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.sse import EventStreamResponse
@@ -75,14 +80,24 @@ async def create_response(request: Request) -> Response:
             )
         idempotency_key = request.headers.get("idempotency-key")
         return await _submit_background(state, body, scope, idempotency_key)
-    opened = await open_run(
-        state, config, body, scope=scope, request_id=log.request_id if log else None
-    )
+    try:
+        opened = await open_run(
+            state, config, body, scope=scope, request_id=log.request_id if log else None
+        )
+    except InterruptRejected as rejection:
+        if log is not None:
+            log.stream_outcome = "rejected" if body.stream else None
+        if body.stream:
+            return EventStreamResponse(
+                _rejected_frames(rejection), ping_interval=state.ping_interval
+            )
+        return json_response(rejected_body(rejection))
     lease = opened.lease
     try:
         if body.stream:
             events = run_graph(opened.run, stream=True, statuses=True)
-            frames = stream_frames(events, ResponseStreamEncoder(opened.shell), log)
+            encoder = ResponseStreamEncoder(opened.shell, config.interrupt_protocol)
+            frames = stream_frames(events, encoder, log)
             if lease is not None:
                 frames, lease = releasing(lease, frames), None
             return EventStreamResponse(frames, ping_interval=state.ping_interval)
@@ -91,11 +106,18 @@ async def create_response(request: Request) -> Response:
         if lease is not None:
             await lease.release()
     if isinstance(completed, RunPaused):
-        answer = pause_answer(completed.interrupts, completed.text)
-        return json_response(opened.shell.final_body(answer, completed.usage))
+        output = paused_items(completed, config.interrupt_protocol)
+        return json_response(
+            opened.shell.body("completed", output, usage=completed.usage)
+        )
     return json_response(
         opened.shell.final_body(completed.answer, completed.usage, activity)
     )
+
+
+async def _rejected_frames(rejection: InterruptRejected) -> AsyncIterator[bytes]:
+    encoder = ResponseStreamEncoder(rejection.shell)
+    yield encoder.start() + encoder.rejected(rejection)
 
 
 async def _submit_background(

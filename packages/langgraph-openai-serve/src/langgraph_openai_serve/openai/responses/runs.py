@@ -8,22 +8,32 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from langchain_core.messages import BaseMessage
 
 from langgraph_openai_serve.graph.config import GraphConfig
+from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.graph.features import GraphFeature
+from langgraph_openai_serve.graph.interrupts import reject_interrupts
 from langgraph_openai_serve.graph.request import GraphRequest
 from langgraph_openai_serve.graph.runner import PreparedRun, prepare_run
+from langgraph_openai_serve.openai.responses.approvals import (
+    InterruptRejected,
+    decode_approvals,
+    rejected_ids,
+)
 from langgraph_openai_serve.openai.responses.decode import (
     decode_response_request,
     decode_resume,
+    graph_request_of,
 )
 from langgraph_openai_serve.openai.responses.interrupt_runs import (
     InterruptRun,
     open_interrupt_run,
 )
 from langgraph_openai_serve.openai.responses.items import ResponseShell
+from langgraph_openai_serve.openai.responses.pause import APPROVAL_SERVER_LABEL
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.state import ServeState
 
@@ -38,18 +48,34 @@ class OpenRun:
 
 def decode(
     body: ResponseCreateRequest, config: GraphConfig
-) -> tuple[GraphRequest, list[BaseMessage], dict[str, str] | None]:
+) -> tuple[GraphRequest, list[BaseMessage], dict[str, Any] | None]:
     """Validate and normalize a request: (request, messages, resume answers)."""
     server_tools = frozenset(config.server_tools)
+    approvals = config.interrupt_protocol == "mcp_approval"
+    label = APPROVAL_SERVER_LABEL if approvals else None
+    if body.previous_response_id is not None and approvals:
+        answers = decode_approvals(body)
+        if body.background and rejected_ids(answers)[0]:
+            raise InvalidRequestError(
+                "A rejection ends the paused run at once; send it without background.",
+                param="background",
+            )
+        if body.instructions is not None:
+            raise InvalidRequestError(
+                "A resume continues the paused run; new instructions are not allowed.",
+                param="instructions",
+            )
+        return graph_request_of(body, server_tools, label), [], answers
     if body.previous_response_id is not None:
-        graph_request, answers = decode_resume(body, server_tools=server_tools)
-        return graph_request, [], answers
-    graph_request, messages = decode_response_request(
+        request, outputs = decode_resume(body, server_tools=server_tools)
+        return request, [], dict(outputs)
+    request, messages = decode_response_request(
         body,
         file_inputs=config.supports(GraphFeature.FILE_INPUTS),
         server_tools=server_tools,
+        approval_label=label,
     )
-    return graph_request, messages, None
+    return request, messages, None
 
 
 async def open_run(
@@ -65,7 +91,8 @@ async def open_run(
     """Decode, take an interrupt run's lease, and prepare the graph run.
 
     Raises whatever decoding, leasing or the adapters raise; a lease taken
-    here is released again before the error propagates.
+    here is released again before the error propagates. A resume rejecting
+    MCP approvals ends the run here and raises ``InterruptRejected``.
     """
     graph_request, messages, answers = decode(body, config)
     lease = None
@@ -73,7 +100,13 @@ async def open_run(
         lease = await open_interrupt_run(
             config, scope, graph_request, body.previous_response_id, run_id
         )
+    rejected, reason = rejected_ids(answers)
     try:
+        if lease is not None and rejected:
+            graph = await config.resolve_graph()
+            await reject_interrupts(graph, lease.thread_id, rejected)
+            shell = ResponseShell.for_request(body, response_id=lease.response_id)
+            raise InterruptRejected(reason, shell)
         run = await prepare_run(
             config,
             graph_request,

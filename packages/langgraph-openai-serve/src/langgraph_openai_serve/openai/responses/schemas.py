@@ -139,6 +139,16 @@ class WebSearchCall(_Strict):
     action: WebSearchAction
 
 
+class McpApprovalResponse(_Strict):
+    """Approves or rejects one presented ``mcp_approval_request``."""
+
+    type: Literal["mcp_approval_response"]
+    approval_request_id: str = Field(min_length=1)
+    approve: bool
+    reason: str | None = None
+    id: str | None = None
+
+
 def _item_kind(value: Any) -> str:
     if isinstance(value, dict):
         return str(value.get("type") or "message")
@@ -153,7 +163,8 @@ InputItem = Annotated[
     | Annotated[FunctionCallOutput, Tag("function_call_output")]
     | Annotated[CustomToolCall, Tag("custom_tool_call")]
     | Annotated[CustomToolCallOutput, Tag("custom_tool_call_output")]
-    | Annotated[WebSearchCall, Tag("web_search_call")],
+    | Annotated[WebSearchCall, Tag("web_search_call")]
+    | Annotated[McpApprovalResponse, Tag("mcp_approval_response")],
     Discriminator(
         _item_kind,
         custom_error_type="item_type_invalid",
@@ -181,8 +192,20 @@ class WebSearchSelector(_Strict):
     type: Literal["web_search"]
 
 
+class McpApprovalServer(_Strict):
+    """Declares that the client answers ``mcp_approval_request`` items with
+    this label (how the Agents SDK's ``HostedMCPTool`` takes approvals); the
+    graph is the server, so LGOS connects nowhere."""
+
+    type: Literal["mcp"]
+    server_label: str = Field(min_length=1)
+    server_description: str | None = None
+    require_approval: Literal["always"] | None = None
+
+
 Tool = Annotated[
-    FunctionTool | CustomToolSelector | WebSearchSelector, Field(discriminator="type")
+    FunctionTool | CustomToolSelector | WebSearchSelector | McpApprovalServer,
+    Field(discriminator="type"),
 ]
 
 

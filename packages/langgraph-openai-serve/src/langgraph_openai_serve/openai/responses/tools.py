@@ -30,17 +30,26 @@ class ToolSelection:
 
 
 def select_tools(
-    body: schemas.ResponseCreateRequest, registered: Set[str]
+    body: schemas.ResponseCreateRequest,
+    registered: Set[str],
+    approval_label: str | None = None,
 ) -> ToolSelection:
     """Split ``body.tools`` into client functions and selected server tools.
 
+    An ``mcp`` entry only declares that the client takes the approvals of a
+    graph presenting interrupts as MCP approvals (``approval_label``).
+
     Raises:
         InvalidRequestError: an unregistered or overridden server tool, a
-            function named like a server tool, or an impossible tool_choice.
+            function named like a server tool, an ``mcp`` entry for another
+            label, or an impossible tool_choice.
     """
     functions: list[ClientFunctionTool] = []
     selected: list[str] = []
     for index, tool in enumerate(body.tools or ()):
+        if isinstance(tool, schemas.McpApprovalServer):
+            _check_approval_server(tool, index, approval_label)
+            continue
         if isinstance(tool, schemas.FunctionTool):
             if tool.name in registered:
                 raise InvalidRequestError(
@@ -76,6 +85,22 @@ def select_tools(
         server_tools=tuple(selected),
         tool_choice=_choice(body.tool_choice, functions, selected),
     )
+
+
+def _check_approval_server(
+    tool: schemas.McpApprovalServer, index: int, approval_label: str | None
+) -> None:
+    if approval_label is None:
+        raise InvalidRequestError(
+            "LGOS runs no MCP servers; an 'mcp' tool is only accepted by models "
+            "that present interrupts as MCP approvals.",
+            param=f"tools.[{index}].type",
+        )
+    if tool.server_label != approval_label:
+        raise InvalidRequestError(
+            f"This model's approvals come from server_label '{approval_label}'.",
+            param=f"tools.[{index}].server_label",
+        )
 
 
 def _choice(
