@@ -3,88 +3,21 @@ sharing procrastinate's queue, through the official SDK."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 import uuid
 
 import httpx
 import openai
 import pytest
-from conftest import TESTS_DIR
-from lgos_testkit import free_port
+from background_stack import Stack
 from openai import OpenAI
 
 pytestmark = pytest.mark.timeout(180)
 
 
-class Stack:
-    def __init__(self, tmp_path, postgres_uri):
-        self.markers = tmp_path
-        self.env = {
-            **os.environ,
-            "PYTHONPATH": str(TESTS_DIR),
-            "LGOS_TEST_MARKER_DIR": str(tmp_path),
-            "LGOS_REGISTRY": "background_app:registry",
-            "LGOS_BACKGROUND_BACKEND": "postgres",
-            "LGOS_DATABASE_URL": postgres_uri,
-            "LGOS_LOG_LEVEL": "WARNING",
-        }
-        self.processes: list[subprocess.Popen[bytes]] = []
-        subprocess.run(
-            [sys.executable, "-m", "langgraph_openai_serve.cli", "db-setup"],
-            env=self.env,
-            check=True,
-            timeout=60,
-        )
-        self.api: subprocess.Popen[bytes] | None = None
-        self.port = 0
-
-    def start_api(self) -> None:
-        self.port = free_port()
-        self.api = self._spawn("serve", "--port", str(self.port))
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                httpx.get(f"{self.base_url}/health", timeout=1)
-                return
-            except httpx.TransportError:
-                time.sleep(0.1)
-        raise AssertionError("the API process did not start")
-
-    def stop_api(self) -> None:
-        assert self.api is not None
-        self.api.terminate()
-        self.api.wait(timeout=15)
-
-    def start_worker(self) -> subprocess.Popen[bytes]:
-        return self._spawn("worker")
-
-    def _spawn(self, *args: str) -> subprocess.Popen[bytes]:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "langgraph_openai_serve.cli", *args], env=self.env
-        )
-        self.processes.append(process)
-        return process
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def client(self) -> OpenAI:
-        return OpenAI(base_url=self.base_url, api_key="x", max_retries=0)
-
-    def stop(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                process.kill()
-                process.wait(timeout=10)
-
-
 @pytest.fixture
-def stack(tmp_path, postgres_uri):
-    started = Stack(tmp_path, postgres_uri)
+def stack(tmp_path, postgres_uri, bytecode_cache):
+    started = Stack(tmp_path, postgres_uri, bytecode_cache)
     started.start_api()
     yield started
     started.stop()
