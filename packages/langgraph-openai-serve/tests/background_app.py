@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ def _refund(markers: Path) -> GraphConfig:
     pool = AsyncConnectionPool(
         os.environ["LGOS_DATABASE_URL"],
         open=False,
-        max_size=4,
+        max_size=10,  # leases hold a connection each; checkpoints need more
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
     )
 
@@ -53,7 +54,7 @@ def _refund(markers: Path) -> GraphConfig:
         return {"decision": interrupt(QUESTION)}
 
     async def answer(state: Decision) -> dict[str, Any]:
-        (markers / f"answer-{state['decision']}-{os.getpid()}").touch()
+        (markers / f"answer-{state['decision']}-{uuid.uuid4().hex}").touch()
         return {"messages": [AIMessage(content=f"Refund {state['decision']}.")]}
 
     async def build_graph() -> Any:

@@ -23,6 +23,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -33,7 +34,7 @@ from langgraph_openai_serve.background.protocol import (
     Attempt,
     BackgroundJob,
 )
-from langgraph_openai_serve.graph.errors import InvalidRequestError
+from langgraph_openai_serve.graph.errors import InvalidRequestError, RunBusyError
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.interrupts import paused_response_id
 from langgraph_openai_serve.graph.runner import run_graph
@@ -44,11 +45,14 @@ from langgraph_openai_serve.openai.responses.encode import (
 )
 from langgraph_openai_serve.openai.responses.interrupt_runs import interrupt_run_id
 from langgraph_openai_serve.openai.responses.items import ResponseShell, new_id
-from langgraph_openai_serve.openai.responses.runs import decode, open_run
+from langgraph_openai_serve.openai.responses.runs import OpenRun, decode, open_run
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.state import BackgroundRuntime, ServeState
 
 logger = logging.getLogger("langgraph_openai_serve")
+
+LEASE_WAIT_SECONDS = 10.0
+"""How long a worker waits for an interrupt run's lease before failing it."""
 
 _TERMINAL_EVENTS = (
     b"event: response.completed\n",
@@ -179,15 +183,7 @@ async def _execute(
     encoder = _encoder_for(shell, attempt)
     terminal: dict[str, Any] | None = None
     try:
-        config = state.registry.get_graph(body.model)
-        opened = await open_run(
-            state,
-            config,
-            body,
-            scope=job.scope,
-            response_id=job.response_id,
-            run_id=uuid.UUID(hex=job.run_id) if job.run_id else None,
-        )
+        opened = await _open_when_free(state, body, job)
         try:
             events = run_graph(opened.run, stream=True, statuses=True)
             async for frame in stream_frames(events, encoder):
@@ -213,6 +209,29 @@ async def _execute(
     if terminal is None:  # pragma: no cover - the encoder always ends a stream
         terminal = shell.body("failed", encoder.output, error=_server_error())
     await store.set_snapshot(job.response_id, terminal)
+
+
+async def _open_when_free(
+    state: ServeState, body: ResponseCreateRequest, job: BackgroundJob
+) -> OpenRun:
+    """``open_run``, waiting out a lease held by a submit checking a resume of
+    the same run (milliseconds) rather than failing the run."""
+    config = state.registry.get_graph(body.model)
+    deadline = time.monotonic() + LEASE_WAIT_SECONDS
+    while True:
+        try:
+            return await open_run(
+                state,
+                config,
+                body,
+                scope=job.scope,
+                response_id=job.response_id,
+                run_id=uuid.UUID(hex=job.run_id) if job.run_id else None,
+            )
+        except RunBusyError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.05)
 
 
 async def _stopped(
