@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from langgraph_openai_serve.background.errors import IdempotencyKeyReusedError
 from langgraph_openai_serve.background.protocol import (
     TERMINAL_STATUSES,
     Attempt,
@@ -22,7 +23,7 @@ from langgraph_openai_serve.background.protocol import (
     Executor,
     StoredEvent,
 )
-from langgraph_openai_serve.graph.errors import IdempotencyKeyReusedError, RunBusyError
+from langgraph_openai_serve.graph.errors import RunBusyError
 
 logger = logging.getLogger("langgraph_openai_serve")
 

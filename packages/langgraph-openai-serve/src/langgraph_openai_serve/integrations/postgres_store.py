@@ -20,6 +20,7 @@ import datetime as dt
 from collections.abc import AsyncIterator
 from typing import Any
 
+from langgraph_openai_serve.background.errors import IdempotencyKeyReusedError
 from langgraph_openai_serve.background.protocol import (
     TERMINAL_STATUSES,
     Attempt,
@@ -27,7 +28,7 @@ from langgraph_openai_serve.background.protocol import (
     Enqueue,
     StoredEvent,
 )
-from langgraph_openai_serve.graph.errors import IdempotencyKeyReusedError, RunBusyError
+from langgraph_openai_serve.graph.errors import RunBusyError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS lgos_background_responses (
