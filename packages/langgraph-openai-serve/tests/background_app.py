@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import uuid
 from pathlib import Path
 from typing import Any
 
+from interrupt_graphs import QUESTION, Decision
 from langchain_core.messages import AIMessage
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.types import interrupt
 from langgraph_openai_serve import GraphConfig, GraphFeature, GraphRegistry
+from langgraph_openai_serve.integrations.postgres import PostgresRunCoordinator
 from langgraph_openai_serve.testing import ScriptedChatModel
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
 
 
 def _graph(node: Any) -> Any:
@@ -21,6 +29,50 @@ def _graph(node: Any) -> Any:
     builder.add_edge(START, "work")
     builder.add_edge("work", END)
     return builder.compile()
+
+
+def _two_steps(first: Any, second: Any) -> Any:
+    builder = StateGraph(MessagesState)
+    builder.add_node("first", first)
+    builder.add_node("second", second)
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "second")
+    builder.add_edge("second", END)
+    return builder.compile()
+
+
+def _refund(markers: Path) -> GraphConfig:
+    """An interrupt graph on PostgreSQL (checkpoints and leases), for resumes."""
+    pool = AsyncConnectionPool(
+        os.environ["LGOS_DATABASE_URL"],
+        open=False,
+        max_size=10,  # leases hold a connection each; checkpoints need more
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+    )
+
+    async def ask(state: Decision) -> dict[str, Any]:
+        return {"decision": interrupt(QUESTION)}
+
+    async def answer(state: Decision) -> dict[str, Any]:
+        (markers / f"answer-{state['decision']}-{uuid.uuid4().hex}").touch()
+        return {"messages": [AIMessage(content=f"Refund {state['decision']}.")]}
+
+    async def build_graph() -> Any:
+        await pool.open()
+        builder = StateGraph(Decision)
+        builder.add_node("ask", ask)
+        builder.add_node("answer", answer)
+        builder.add_edge(START, "ask")
+        builder.add_edge("ask", "answer")
+        builder.add_edge("answer", END)
+        return builder.compile(checkpointer=AsyncPostgresSaver(pool))
+
+    return GraphConfig(
+        graph=build_graph,
+        description="refund approvals on PostgreSQL",
+        features={GraphFeature.INTERRUPTS, GraphFeature.BACKGROUND},
+        run_coordinator=PostgresRunCoordinator(pool, max_concurrent_leases=4),
+    )
 
 
 def registry() -> GraphRegistry:
@@ -47,6 +99,37 @@ def registry() -> GraphRegistry:
     async def fail(state: MessagesState) -> dict[str, Any]:
         raise RuntimeError("the database password is hunter2")
 
+    async def hold(state: MessagesState) -> dict[str, Any]:
+        # Runs until the test creates ``release-<tag>`` (or the run is stopped);
+        # the signal comes from another process, so it is a file, not an Event.
+        tag = state["messages"][-1].text
+        (markers / f"started-{tag}-{os.getpid()}").touch()
+        while not (markers / f"release-{tag}").exists():  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        (markers / f"done-{tag}-{os.getpid()}").touch()
+        return {"messages": [AIMessage(content=f"Held {tag}.")]}
+
+    async def crash(state: MessagesState) -> dict[str, Any]:
+        tag = state["messages"][-1].text
+        (markers / f"started-{tag}-{os.getpid()}").touch()
+        os.kill(os.getpid(), signal.SIGKILL)  # the worker dies mid-run
+        return {}
+
+    async def first_step(state: MessagesState) -> dict[str, Any]:
+        tag = state["messages"][-1].text
+        (markers / f"node-first-{tag}-{os.getpid()}").touch()
+        return {"messages": [AIMessage(content="first done")]}
+
+    async def second_step(state: MessagesState) -> dict[str, Any]:
+        # Held until the test creates ``release-all``, so runs are in flight
+        # when processes are killed.
+        tag = state["messages"][0].text
+        (markers / f"started-{tag}-{os.getpid()}").touch()
+        while not (markers / "release-all").exists():  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+        (markers / f"node-second-{tag}-{os.getpid()}").touch()
+        return {"messages": [AIMessage(content=f"Both steps of {tag}.")]}
+
     features = {GraphFeature.BACKGROUND}
     return GraphRegistry(
         registry={
@@ -58,6 +141,18 @@ def registry() -> GraphRegistry:
             ),
             "boom": GraphConfig(
                 graph=_graph(fail), description="boom", features=features
+            ),
+            "hold": GraphConfig(
+                graph=_graph(hold), description="hold", features=features
+            ),
+            "steps": GraphConfig(
+                graph=_two_steps(first_step, second_step),
+                description="two steps",
+                features=features,
+            ),
+            "refund": _refund(markers),
+            "crash": GraphConfig(
+                graph=_graph(crash), description="crash", features=features
             ),
         }
     )

@@ -131,3 +131,11 @@ def quiet_live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live
     server = LiveServer(tmp_path_factory.mktemp("quiet-markers"), ping_interval=600)
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def bytecode_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A ``PYTHONPYCACHEPREFIX`` the test's subprocesses share, so each one
+    does not compile every module again (``PYTHONDONTWRITEBYTECODE`` is set
+    on these machines)."""
+    return tmp_path_factory.mktemp("pycache")

@@ -238,42 +238,85 @@ async def test_background_needs_the_feature(client):
     assert caught.value.body["param"] == "background"
 
 
+def _answer(paused, verdict="approve"):
+    (call,) = paused.output
+    return [
+        {"type": "function_call_output", "call_id": call.call_id, "output": verdict}
+    ]
+
+
 async def test_interrupt_runs_pause_and_resume_in_the_background(client, runs):
     submitted = await client.responses.create(
         model="refund", input="Refund", background=True
     )
     paused = await await_response(client, submitted.id, {"completed"})
-    (call,) = paused.output
     resume = await client.responses.create(
         model="refund",
         background=True,
         previous_response_id=paused.id,
-        input=[
-            {
-                "type": "function_call_output",
-                "call_id": call.call_id,
-                "output": "approve",
-            }
-        ],
+        input=_answer(paused),
     )
     resumed = await await_response(client, resume.id, {"completed"})
-    stale = await client.responses.create(
+
+    assert paused.output[0].name == "lgos_interrupt"
+    assert resumed.output_text == "Refund approve."
+    assert runs["answer"] == 1
+
+
+async def test_a_stale_background_resume_is_a_409_at_submit(client, runs):
+    submitted = await client.responses.create(
+        model="refund", input="Refund", background=True
+    )
+    paused = await await_response(client, submitted.id, {"completed"})
+    resume = await client.responses.create(
         model="refund",
         background=True,
         previous_response_id=paused.id,
-        input=[
-            {
-                "type": "function_call_output",
-                "call_id": call.call_id,
-                "output": "approve",
-            }
-        ],
+        input=_answer(paused),
     )
-    stale_result = await await_response(client, stale.id, {"failed"})
+    await await_response(client, resume.id, {"completed"})
 
-    assert call.name == "lgos_interrupt"
-    assert resumed.output_text == "Refund approve."
-    assert stale_result.error.code == "server_error"
+    with pytest.raises(openai.ConflictError) as stale:
+        await client.responses.create(
+            model="refund",
+            background=True,
+            previous_response_id=paused.id,
+            input=_answer(paused),
+        )
+
+    assert stale.value.body["code"] == "interrupt_state_conflict"
+    assert runs["answer"] == 1
+
+
+async def test_a_second_background_resume_of_a_queued_one_is_run_busy(
+    client, gate, runs
+):
+    submitted = await client.responses.create(
+        model="refund", input="Refund", background=True
+    )
+    paused = await await_response(client, submitted.id, {"completed"})
+    blocker = await client.responses.create(model="gated", input="x", background=True)
+    await gate.entered.wait()
+    first = await client.responses.create(
+        model="refund",
+        background=True,
+        previous_response_id=paused.id,
+        input=_answer(paused),
+    )
+
+    with pytest.raises(openai.ConflictError) as second:
+        await client.responses.create(
+            model="refund",
+            background=True,
+            previous_response_id=paused.id,
+            input=_answer(paused, "deny"),
+        )
+    gate.release.set()
+    await await_response(client, blocker.id, {"completed"})
+    done = await await_response(client, first.id, {"completed"})
+
+    assert second.value.body["code"] == "run_busy"
+    assert done.output_text == "Refund approve."
     assert runs["answer"] == 1
 
 

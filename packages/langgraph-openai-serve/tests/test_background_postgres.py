@@ -3,89 +3,20 @@ sharing procrastinate's queue, through the official SDK."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import uuid
 
 import httpx
 import openai
-import psycopg
 import pytest
-from conftest import TESTS_DIR
-from lgos_testkit import free_port, http_ok, wait_for_response, wait_until
-from openai import OpenAI
+from background_stack import Stack
+from lgos_testkit import wait_for_response, wait_until
 
-
-class Stack:
-    def __init__(self, tmp_path, postgres_uri):
-        self.markers = tmp_path
-        self.env = {
-            **os.environ,
-            "PYTHONPATH": str(TESTS_DIR),
-            "LGOS_TEST_MARKER_DIR": str(tmp_path),
-            "LGOS_REGISTRY": "background_app:registry",
-            "LGOS_BACKGROUND_BACKEND": "postgres",
-            "LGOS_DATABASE_URL": postgres_uri,
-            "LGOS_LOG_LEVEL": "WARNING",
-        }
-        self.processes: list[subprocess.Popen[bytes]] = []
-        subprocess.run(
-            [sys.executable, "-m", "langgraph_openai_serve.cli", "db-setup"],
-            env=self.env,
-            check=True,
-            timeout=60,
-        )
-        self.api: subprocess.Popen[bytes] | None = None
-        self.port = 0
-
-    def start_api(self) -> None:
-        self.port = free_port()
-        self.api = self._spawn("serve", "--port", str(self.port))
-        wait_until(lambda: http_ok(f"{self.base_url}/health"), 60, "the API process")
-
-    def stop_api(self) -> None:
-        assert self.api is not None
-        self.api.terminate()
-        self.api.wait(timeout=15)
-
-    def start_worker(self) -> subprocess.Popen[bytes]:
-        return self._spawn("worker")
-
-    def _spawn(self, *args: str) -> subprocess.Popen[bytes]:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "langgraph_openai_serve.cli", *args], env=self.env
-        )
-        self.processes.append(process)
-        return process
-
-    def job_done(self, response_id: str) -> bool:
-        """The queue no longer holds the run's job as to do or doing (the
-        worker deletes the jobs that succeeded)."""
-        with psycopg.connect(self.env["LGOS_DATABASE_URL"]) as conn:
-            row = conn.execute(
-                "SELECT status FROM procrastinate_jobs WHERE args->>'response_id' = %s",
-                (response_id,),
-            ).fetchone()
-        return row is None or row[0] not in {"todo", "doing"}
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def client(self) -> OpenAI:
-        return OpenAI(base_url=self.base_url, api_key="x", max_retries=0)
-
-    def stop(self) -> None:
-        for process in self.processes:
-            if process.poll() is None:
-                process.kill()
-                process.wait(timeout=10)
+pytestmark = pytest.mark.timeout(180)
 
 
 @pytest.fixture
-def stack(tmp_path, postgres_uri):
-    started = Stack(tmp_path, postgres_uri)
+def stack(tmp_path, postgres_uri, bytecode_cache):
+    started = Stack(tmp_path, postgres_uri, bytecode_cache)
     started.start_api()
     yield started
     started.stop()

@@ -88,7 +88,11 @@ def _bound_server() -> LanggraphOpenaiServe:
 
 
 async def run_worker() -> None:
-    """Drain the PostgreSQL background queue with this registry's graphs."""
+    """Drain the PostgreSQL background queue with this registry's graphs.
+
+    SIGTERM and SIGINT stop it gracefully: running jobs get
+    ``LGOS_WORKER_SHUTDOWN_TIMEOUT`` seconds, then go back to the queue.
+    """
     server = _bound_server()
     await server.graph_registry.resolve_all()
     state = server.openai_app.state.lgos
@@ -98,8 +102,13 @@ async def run_worker() -> None:
             "lgos worker needs LGOS_BACKGROUND_BACKEND=postgres and a graph with "
             "GraphFeature.BACKGROUND."
         )
+    settings = server.settings
     await runtime.backend.run_worker(
-        executor_for(state, runtime), concurrency=server.settings.BACKGROUND_CONCURRENCY
+        executor_for(state, runtime),
+        concurrency=settings.BACKGROUND_CONCURRENCY,
+        shutdown_timeout=settings.WORKER_SHUTDOWN_TIMEOUT,
+        heartbeat_interval=settings.WORKER_HEARTBEAT_INTERVAL,
+        stalled_check_interval=settings.WORKER_STALLED_CHECK_INTERVAL,
     )
 
 

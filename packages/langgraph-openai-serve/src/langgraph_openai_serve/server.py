@@ -152,6 +152,7 @@ class LanggraphOpenaiServe:
             return BackgroundRuntime(
                 store=self.response_store or InMemoryResponseStore(),
                 backend=self.background_backend,
+                max_attempts=self.settings.BACKGROUND_MAX_ATTEMPTS,
             )
         settings = self.settings
         if settings.BACKGROUND_BACKEND == "postgres":
@@ -159,6 +160,7 @@ class LanggraphOpenaiServe:
         return BackgroundRuntime(
             store=self.response_store or InMemoryResponseStore(),
             backend=InProcessBackend(settings.BACKGROUND_CONCURRENCY),
+            max_attempts=settings.BACKGROUND_MAX_ATTEMPTS,
         )
 
     def _wrap_lifespan(self) -> None:
@@ -196,7 +198,12 @@ def postgres_background(settings: Settings) -> BackgroundRuntime:
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
     )
     store = PostgresResponseStore(pool)
-    return BackgroundRuntime(store=store, backend=ProcrastinateBackend(url, store))
+    backend = ProcrastinateBackend(
+        url, store, stalled_timeout=settings.WORKER_STALLED_TIMEOUT
+    )
+    return BackgroundRuntime(
+        store=store, backend=backend, max_attempts=settings.BACKGROUND_MAX_ATTEMPTS
+    )
 
 
 def _version() -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from langgraph_openai_serve.api_keys import ApiKeys
@@ -52,6 +52,20 @@ class Settings(BaseSettings):
     """PostgreSQL for the ``postgres`` background backend."""
     BACKGROUND_CONCURRENCY: int = Field(default=8, ge=1)
     """Background runs one process (API or worker) executes at once."""
+    BACKGROUND_MAX_ATTEMPTS: int = Field(default=3, ge=1)
+    """Runs of one background Response that may be lost with their worker
+    (killed, crashed) before the Response fails; stops do not count."""
+    WORKER_SHUTDOWN_TIMEOUT: float = Field(default=25.0, ge=0)
+    """Seconds ``lgos worker`` gives running jobs to finish after SIGTERM or
+    SIGINT; it then hands the unfinished ones back to the queue."""
+    WORKER_HEARTBEAT_INTERVAL: float = Field(default=5.0, gt=0)
+    """Seconds between the heartbeats each ``lgos worker`` writes."""
+    WORKER_STALLED_TIMEOUT: float = Field(default=30.0, gt=0)
+    """Seconds without a heartbeat after which a worker counts as dead and
+    its jobs are run again (keep it several heartbeats long)."""
+    WORKER_STALLED_CHECK_INTERVAL: float = Field(default=10.0, gt=0)
+    """Seconds between two sweeps for jobs of dead workers; a lost job runs
+    again within about ``WORKER_STALLED_TIMEOUT`` plus this."""
 
     # Used by ``lgos serve`` only.
     REGISTRY: str | None = None
@@ -73,6 +87,15 @@ class Settings(BaseSettings):
     @classmethod
     def _prefix(cls, value: str) -> str:
         return normalize_prefix(value)
+
+    @model_validator(mode="after")
+    def _heartbeats(self) -> Settings:
+        if self.WORKER_HEARTBEAT_INTERVAL >= self.WORKER_STALLED_TIMEOUT:
+            raise ValueError(
+                "LGOS_WORKER_HEARTBEAT_INTERVAL must be shorter than "
+                "LGOS_WORKER_STALLED_TIMEOUT"
+            )
+        return self
 
     @field_validator("API_KEYS")
     @classmethod

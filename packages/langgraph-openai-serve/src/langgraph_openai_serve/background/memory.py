@@ -14,13 +14,16 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from langgraph_openai_serve.background.errors import IdempotencyKeyReusedError
 from langgraph_openai_serve.background.protocol import (
     TERMINAL_STATUSES,
+    Attempt,
     BackgroundJob,
+    Enqueue,
     Executor,
     StoredEvent,
 )
-from langgraph_openai_serve.graph.errors import IdempotencyKeyReusedError
+from langgraph_openai_serve.graph.errors import RunBusyError
 
 logger = logging.getLogger("langgraph_openai_serve")
 
@@ -31,6 +34,8 @@ class _Record:
     snapshot: dict[str, Any]
     events: list[StoredEvent] = field(default_factory=list)
     cancel: bool = False
+    started: int = 0
+    handed_back: int = 0
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
 
@@ -55,15 +60,21 @@ class InMemoryResponseStore:
         *,
         idempotency_key: str | None = None,
         body_digest: str | None = None,
+        enqueue: Enqueue | None = None,
     ) -> tuple[dict[str, Any], bool]:
+        now = self._clock()
         if idempotency_key is not None:
-            now = self._clock()
             known = self._keys.get((job.scope, idempotency_key))
             if known is not None and now - known[2] < self.idempotency_ttl:
                 response_id, digest, _ = known
                 if digest != body_digest:
                     raise IdempotencyKeyReusedError(idempotency_key)
                 return self._records[response_id].snapshot, False
+        if job.run_id is not None and self._drives(job.run_id):
+            raise RunBusyError(job.run_id)
+        if enqueue is not None:
+            await enqueue(None)  # nothing is stored when it fails
+        if idempotency_key is not None:
             self._keys[(job.scope, idempotency_key)] = (
                 job.response_id,
                 body_digest,
@@ -71,6 +82,13 @@ class InMemoryResponseStore:
             )
         self._records[job.response_id] = _Record(job, snapshot)
         return snapshot, True
+
+    def _drives(self, run_id: str) -> bool:
+        return any(
+            record.job.run_id == run_id
+            and record.snapshot.get("status") not in TERMINAL_STATUSES
+            for record in self._records.values()
+        )
 
     async def get(self, response_id: str, scope: str) -> dict[str, Any] | None:
         record = self._records.get(response_id)
@@ -86,10 +104,26 @@ class InMemoryResponseStore:
         record.changed.set()
         record.changed = asyncio.Event()
 
-    async def set_snapshot(self, response_id: str, snapshot: dict[str, Any]) -> None:
+    async def set_snapshot(self, response_id: str, snapshot: dict[str, Any]) -> bool:
         record = self._records[response_id]
+        if record.snapshot.get("status") in TERMINAL_STATUSES:
+            return False
         record.snapshot = snapshot
         self._notify(record)
+        return True
+
+    async def start_attempt(self, response_id: str) -> Attempt:
+        record = self._records[response_id]
+        lost = record.started - record.handed_back
+        record.started += 1
+        return Attempt(lost=lost, last_sequence=len(record.events) - 1)
+
+    async def hand_back(self, response_id: str) -> None:
+        record = self._records[response_id]
+        record.handed_back += 1
+        if record.snapshot.get("status") not in TERMINAL_STATUSES:
+            record.snapshot = {**record.snapshot, "status": "queued"}
+            self._notify(record)
 
     async def append_events(self, response_id: str, frames: list[bytes]) -> None:
         record = self._records[response_id]
@@ -139,7 +173,7 @@ class InProcessBackend:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    async def submit(self, job: BackgroundJob) -> None:
+    async def submit(self, job: BackgroundJob, transaction: Any = None) -> None:
         if self._executor is None:
             raise RuntimeError("the background backend has not been started")
         executor = self._executor
@@ -152,7 +186,15 @@ class InProcessBackend:
         self._tasks[job.response_id] = task
         task.add_done_callback(lambda _: self._tasks.pop(job.response_id, None))
 
-    async def cancel(self, response_id: str) -> None:
+    async def resubmit_if_missing(self, job: BackgroundJob) -> bool:
+        if job.response_id in self._tasks:
+            return False
+        await self.submit(job)
+        return True
+
+    async def cancel(self, response_id: str) -> bool:
         task = self._tasks.get(response_id)
-        if task is not None:
-            task.cancel()
+        if task is None:
+            return True
+        task.cancel()
+        return False

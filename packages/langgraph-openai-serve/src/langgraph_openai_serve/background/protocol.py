@@ -3,13 +3,18 @@
 A background Response lives in a ``ResponseStore``: its current snapshot (the
 OpenAI Response object), the ordered stream events its run produced (so any
 API process can replay them from a sequence number), a cancel flag and its
-idempotency key. A ``BackgroundBackend`` takes submitted jobs and runs each
-once with the executor it was started with; it never retries.
+idempotency key. A ``BackgroundBackend`` takes submitted jobs and runs them
+with the executor it was started with.
+
+A run is never lost: a job a stopping worker cannot finish is handed back to
+the queue, and a job whose worker died is run again (``start_attempt`` counts
+those losses, so a run that keeps killing its workers is failed, not retried
+forever). A graph that raises is not retried: its Response fails.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -37,6 +42,21 @@ class StoredEvent:
 
 Executor = Callable[[BackgroundJob], Coroutine[Any, Any, None]]
 
+Enqueue = Callable[[Any], Awaitable[None]]
+"""Puts a job on the backend's queue inside the store's transaction (the
+argument is that transaction's connection, or ``None`` for memory stores)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """What the store knows when a run of a job starts."""
+
+    lost: int
+    """Earlier runs that ended without a terminal status or a hand-back:
+    their worker died (or broke) while running them."""
+    last_sequence: int
+    """The sequence number of the last stored event (``-1``: none)."""
+
 
 class ResponseStore(Protocol):
     """Durable state of background Responses, shared by API and workers."""
@@ -48,13 +68,17 @@ class ResponseStore(Protocol):
         *,
         idempotency_key: str | None = None,
         body_digest: str | None = None,
+        enqueue: Enqueue | None = None,
     ) -> tuple[dict[str, Any], bool]:
-        """Store a queued Response; with a known key, return the original.
+        """Store a queued Response and enqueue its job, both or neither;
+        with a known key, return the original.
 
         Returns the stored snapshot and whether it was created now.
 
         Raises:
             IdempotencyKeyReusedError: the key was used with another body.
+            RunBusyError: another Response that is not finished drives the
+                same interrupt run (``job.run_id``).
         """
         ...
 
@@ -64,8 +88,18 @@ class ResponseStore(Protocol):
 
     async def job(self, response_id: str) -> BackgroundJob | None: ...
 
-    async def set_snapshot(self, response_id: str, snapshot: dict[str, Any]) -> None:
-        """Replace the snapshot (status changes, the terminal object)."""
+    async def set_snapshot(self, response_id: str, snapshot: dict[str, Any]) -> bool:
+        """Replace the snapshot (status changes, the terminal object); a
+        terminal snapshot is never replaced (``False`` then)."""
+        ...
+
+    async def start_attempt(self, response_id: str) -> Attempt:
+        """Record that a run of the job starts."""
+        ...
+
+    async def hand_back(self, response_id: str) -> None:
+        """Record that the running attempt stopped unfinished for a worker
+        shutdown (not a loss); the Response is ``queued`` again."""
         ...
 
     async def append_events(self, response_id: str, frames: list[bytes]) -> None:
@@ -85,14 +119,25 @@ class ResponseStore(Protocol):
 
 
 class BackgroundBackend(Protocol):
-    """Runs submitted jobs once each, with the executor given to ``start``."""
+    """Runs submitted jobs with the executor given to ``start``."""
 
     async def start(self, executor: Executor) -> None: ...
 
     async def stop(self) -> None: ...
 
-    async def submit(self, job: BackgroundJob) -> None: ...
+    async def submit(self, job: BackgroundJob, transaction: Any = None) -> None:
+        """Queue the job, inside the store's ``transaction`` when given."""
+        ...
 
-    async def cancel(self, response_id: str) -> None:
-        """Stop the job if it is running here (the store flag covers the rest)."""
+    async def resubmit_if_missing(self, job: BackgroundJob) -> bool:
+        """Queue the job again unless one is waiting or running for it."""
+        ...
+
+    async def cancel(self, response_id: str) -> bool:
+        """Stop the job if it is running here.
+
+        Returns ``True`` when no live worker will act on the store's cancel
+        flag (the job was still waiting, or its worker is gone), so the
+        caller ends the Response ``cancelled`` itself.
+        """
         ...

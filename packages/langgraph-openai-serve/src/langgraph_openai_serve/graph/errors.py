@@ -9,9 +9,9 @@ The hierarchy::
     ├── GraphError                a graph run broke LGOS's output contract
     ├── RunBusyError              another holder has the run's coordinator lease
     ├── InterruptStateConflictError  answers do not match the paused run
-    ├── PausedRunNotFoundError    no paused run of this scope has that id
-    ├── ResponseNotFoundError     no background response of this scope has that id
-    └── IdempotencyKeyReusedError an Idempotency-Key sent again with another body
+    └── PausedRunNotFoundError    no paused run of this scope has that id
+
+The errors of background Responses live in ``background/errors.py``.
 
 These classes know nothing of HTTP. The OpenAI surface maps each one to its
 envelope in a single table (``openai/errors.py``).
@@ -85,21 +85,3 @@ class PausedRunNotFoundError(LGOSError, LookupError):
     def __init__(self, response_id: str) -> None:
         super().__init__(f"No paused response '{response_id}' was found.")
         self.response_id = response_id
-
-
-class ResponseNotFoundError(LGOSError, LookupError):
-    """Unknown, foreign-scope and foreground ids share this one answer."""
-
-    def __init__(self, response_id: str) -> None:
-        super().__init__(f"No response '{response_id}' was found.")
-        self.response_id = response_id
-
-
-class IdempotencyKeyReusedError(LGOSError):
-    """The ``Idempotency-Key`` was already used with a different request body."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__(
-            "This Idempotency-Key was already used with a different request body."
-        )
-        self.key = key

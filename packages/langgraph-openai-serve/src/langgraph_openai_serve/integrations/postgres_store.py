@@ -1,7 +1,10 @@
 """``PostgresResponseStore``: background Responses in PostgreSQL.
 
 Snapshots, stream events and idempotency keys live in two tables, so any API
-process serves any Response and an API restart loses nothing. Followers of a
+process serves any Response and an API restart loses nothing. A Response is
+stored in the same transaction that puts its job on the queue (the backend's
+``enqueue`` runs on the store's connection), so neither exists without the
+other. Followers of a
 running stream poll for new events (``poll_interval``), which needs no
 LISTEN/NOTIFY and works through any pooler. Run ``setup()`` once before API
 processes and workers start (``lgos db-setup`` does it).
@@ -17,12 +20,15 @@ import datetime as dt
 from collections.abc import AsyncIterator
 from typing import Any
 
+from langgraph_openai_serve.background.errors import IdempotencyKeyReusedError
 from langgraph_openai_serve.background.protocol import (
     TERMINAL_STATUSES,
+    Attempt,
     BackgroundJob,
+    Enqueue,
     StoredEvent,
 )
-from langgraph_openai_serve.graph.errors import IdempotencyKeyReusedError
+from langgraph_openai_serve.graph.errors import RunBusyError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS lgos_background_responses (
@@ -38,6 +44,13 @@ CREATE TABLE IF NOT EXISTS lgos_background_responses (
 CREATE UNIQUE INDEX IF NOT EXISTS lgos_background_idempotency
     ON lgos_background_responses (scope, idempotency_key)
     WHERE idempotency_key IS NOT NULL;
+ALTER TABLE lgos_background_responses
+    ADD COLUMN IF NOT EXISTS attempts_started integer NOT NULL DEFAULT 0;
+ALTER TABLE lgos_background_responses
+    ADD COLUMN IF NOT EXISTS attempts_handed_back integer NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS lgos_background_run
+    ON lgos_background_responses ((job->>'run_id'))
+    WHERE job->>'run_id' IS NOT NULL;
 CREATE TABLE IF NOT EXISTS lgos_background_events (
     response_id text NOT NULL
         REFERENCES lgos_background_responses (id) ON DELETE CASCADE,
@@ -86,6 +99,7 @@ class PostgresResponseStore:
         *,
         idempotency_key: str | None = None,
         body_digest: str | None = None,
+        enqueue: Enqueue | None = None,
     ) -> tuple[dict[str, Any], bool]:
         from psycopg.types.json import Jsonb
 
@@ -97,6 +111,18 @@ class PostgresResponseStore:
                     "WHERE scope = %s AND idempotency_key = %s AND created_at < %s",
                     (job.scope, idempotency_key, _now() - self.idempotency_ttl),
                 )
+                known = await self._by_key(conn, job.scope, idempotency_key)
+                if known is not None:
+                    return _original(known, idempotency_key, body_digest), False
+            if job.run_id is not None:
+                cursor = await conn.execute(
+                    "SELECT id FROM lgos_background_responses "
+                    "WHERE job->>'run_id' = %s AND NOT (snapshot->>'status' = ANY(%s)) "
+                    "LIMIT 1",
+                    (job.run_id, list(TERMINAL_STATUSES)),
+                )
+                if await cursor.fetchone() is not None:
+                    raise RunBusyError(job.run_id)
             cursor = await conn.execute(
                 "INSERT INTO lgos_background_responses "
                 "(id, scope, job, snapshot, idempotency_key, body_digest) "
@@ -111,19 +137,23 @@ class PostgresResponseStore:
                 ),
             )
             if await cursor.fetchone() is not None:
+                if enqueue is not None:
+                    await enqueue(conn)
                 return snapshot, True
-            cursor = await conn.execute(
-                "SELECT snapshot, body_digest FROM lgos_background_responses "
-                "WHERE scope = %s AND idempotency_key = %s",
-                (job.scope, idempotency_key),
-            )
-            row = await cursor.fetchone()
-        if row is None:  # pragma: no cover - a response id collision
+        # A concurrent request with the same key won the insert.
+        async with await self._connection() as conn:
+            known = await self._by_key(conn, job.scope, idempotency_key)
+        if known is None:  # pragma: no cover - a response id collision
             raise RuntimeError(f"response id {job.response_id} already exists")
-        if row["body_digest"] != body_digest:
-            raise IdempotencyKeyReusedError(idempotency_key or "")
-        stored: dict[str, Any] = row["snapshot"]
-        return stored, False
+        return _original(known, idempotency_key, body_digest), False
+
+    async def _by_key(self, conn: Any, scope: str, key: str | None) -> Any:
+        cursor = await conn.execute(
+            "SELECT snapshot, body_digest FROM lgos_background_responses "
+            "WHERE scope = %s AND idempotency_key = %s",
+            (scope, key),
+        )
+        return await cursor.fetchone()
 
     async def get(self, response_id: str, scope: str) -> dict[str, Any] | None:
         row = await self._one(
@@ -139,14 +169,36 @@ class PostgresResponseStore:
         )
         return BackgroundJob(**row["job"]) if row else None
 
-    async def set_snapshot(self, response_id: str, snapshot: dict[str, Any]) -> None:
+    async def set_snapshot(self, response_id: str, snapshot: dict[str, Any]) -> bool:
         from psycopg.types.json import Jsonb
 
-        async with await self._connection() as conn:
-            await conn.execute(
-                "UPDATE lgos_background_responses SET snapshot = %s WHERE id = %s",
-                (Jsonb(snapshot), response_id),
-            )
+        row = await self._one(
+            "UPDATE lgos_background_responses SET snapshot = %s "
+            "WHERE id = %s AND NOT (snapshot->>'status' = ANY(%s)) RETURNING id",
+            (Jsonb(snapshot), response_id, list(TERMINAL_STATUSES)),
+        )
+        return row is not None
+
+    async def start_attempt(self, response_id: str) -> Attempt:
+        row = await self._one(
+            "UPDATE lgos_background_responses "
+            "SET attempts_started = attempts_started + 1 WHERE id = %s "
+            "RETURNING attempts_started - 1 - attempts_handed_back AS lost, "
+            "(SELECT coalesce(max(seq), -1) FROM lgos_background_events "
+            " WHERE response_id = %s) AS last",
+            (response_id, response_id),
+        )
+        return Attempt(lost=row["lost"], last_sequence=row["last"])
+
+    async def hand_back(self, response_id: str) -> None:
+        await self._one(
+            "UPDATE lgos_background_responses "
+            "SET attempts_handed_back = attempts_handed_back + 1, "
+            "snapshot = CASE WHEN snapshot->>'status' = ANY(%s) THEN snapshot "
+            "ELSE jsonb_set(snapshot, '{status}', '\"queued\"') END "
+            "WHERE id = %s RETURNING id",
+            (list(TERMINAL_STATUSES), response_id),
+        )
 
     async def append_events(self, response_id: str, frames: list[bytes]) -> None:
         async with await self._connection() as conn, conn.transaction():
@@ -215,6 +267,15 @@ class PostgresResponseStore:
         async with await self._connection() as conn:
             cursor = await conn.execute(query, params)
             return await cursor.fetchone()
+
+
+def _original(
+    row: Any, idempotency_key: str | None, body_digest: str | None
+) -> dict[str, Any]:
+    if row["body_digest"] != body_digest:
+        raise IdempotencyKeyReusedError(idempotency_key or "")
+    stored: dict[str, Any] = row["snapshot"]
+    return stored
 
 
 def _job_json(job: BackgroundJob) -> dict[str, Any]:

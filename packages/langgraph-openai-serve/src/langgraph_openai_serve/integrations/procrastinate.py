@@ -2,16 +2,30 @@
 
 procrastinate is an existing PostgreSQL-backed task queue, so background runs
 need nothing beyond the PostgreSQL LGOS already uses. API processes defer one
-job per Response; ``lgos worker`` processes (on any number of machines) fetch
-jobs with ``SELECT ... FOR UPDATE SKIP LOCKED``, so each runs once. Jobs are
-never retried: a run that raises fails its Response. A worker watches the
-store's cancel flag and cancels the run's task when it is set.
+job per Response, in the transaction that stores the Response; ``lgos worker``
+processes (on any number of machines) fetch jobs with ``SELECT ... FOR UPDATE
+SKIP LOCKED``. A job's ``lock`` is its Response id, so two runs of one
+Response never overlap. A worker watches the store's cancel flag and cancels
+the run's task when it is set.
+
+No run is lost:
+
+- **Stops.** On SIGTERM or SIGINT a worker takes no new job, gives running
+  ones ``shutdown_timeout`` seconds, then cancels the rest; the executor hands
+  each back (the Response is ``queued`` again) and the job's retry strategy
+  puts it back on the queue at once.
+- **Crashes.** Workers send procrastinate heartbeats. Every worker sweeps, at
+  most one at a time (an advisory lock), for ``doing`` jobs whose worker has
+  been silent longer than ``stalled_timeout`` (procrastinate's stalled-jobs
+  query) and retries them; the executor counts such losses and fails the
+  Response after ``max_attempts`` runs.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from typing import Any
 
 from langgraph_openai_serve.background.protocol import (
@@ -22,6 +36,28 @@ from langgraph_openai_serve.background.protocol import (
 
 TASK_NAME = "lgos.run_background_response"
 QUEUE = "lgos_background"
+_SWEEP_LOCK = 0x6C676F735F7377  # pg advisory lock key: one sweeper at a time
+
+logger = logging.getLogger("langgraph_openai_serve")
+
+
+def _retry_strategy() -> Any:
+    from procrastinate import BaseRetryStrategy, RetryDecision
+
+    class HandBack(BaseRetryStrategy):
+        """Re-queue a job its worker stopped (cancelled) or that broke
+        outside the graph (the store or the network failed); the executor
+        bounds how often a run may be lost."""
+
+        def get_retry_decision(
+            self, *, exception: BaseException, job: Any
+        ) -> RetryDecision | None:
+            del job
+            if isinstance(exception, asyncio.CancelledError):
+                return RetryDecision(retry_in={"seconds": 0})
+            return RetryDecision(retry_in={"seconds": 1})
+
+    return HandBack()
 
 
 class ProcrastinateBackend:
@@ -33,19 +69,23 @@ class ProcrastinateBackend:
         store: ResponseStore,
         *,
         cancel_poll_interval: float = 0.25,
+        stalled_timeout: float = 30.0,
     ) -> None:
         import procrastinate
 
         self.store = store
         self.conninfo = conninfo
         self.cancel_poll_interval = cancel_poll_interval
+        self.stalled_timeout = stalled_timeout
         self.app = procrastinate.App(
             connector=procrastinate.PsycopgConnector(conninfo=conninfo),
         )
         self._executor: Executor | None = None
         self._opened = False
 
-        @self.app.task(name=TASK_NAME, queue=QUEUE, pass_context=False)
+        @self.app.task(
+            name=TASK_NAME, queue=QUEUE, pass_context=False, retry=_retry_strategy()
+        )
         async def run_background_response(response_id: str) -> None:
             await self._run(response_id)
 
@@ -79,21 +119,127 @@ class ProcrastinateBackend:
             await self.app.close_async()
             self._opened = False
 
-    async def submit(self, job: BackgroundJob) -> None:
-        await self._task.defer_async(response_id=job.response_id)
-
-    async def cancel(self, response_id: str) -> None:
-        """Nothing to do here: the worker running it polls the cancel flag."""
-
-    async def run_worker(self, executor: Executor, *, concurrency: int = 4) -> None:
-        """Execute jobs until cancelled (``lgos worker``)."""
-        await self.start(executor)
-        await self.app.run_worker_async(
-            queues=[QUEUE],
-            concurrency=concurrency,
-            install_signal_handlers=False,
-            delete_jobs="successful",
+    def _deferrer(self, response_id: str, transaction: Any = None) -> Any:
+        return self._task.configure(
+            lock=response_id, queueing_lock=response_id, connection=transaction
         )
+
+    async def submit(self, job: BackgroundJob, transaction: Any = None) -> None:
+        await self._deferrer(job.response_id, transaction).defer_async(
+            response_id=job.response_id
+        )
+
+    async def resubmit_if_missing(self, job: BackgroundJob) -> bool:
+        from procrastinate.exceptions import AlreadyEnqueued
+
+        if await self._live_jobs(job.response_id):
+            return False
+        try:
+            await self.submit(job)
+        except AlreadyEnqueued:
+            return False  # a concurrent retry queued it first
+        logger.warning("background.requeued_missing_job response=%s", job.response_id)
+        return True
+
+    async def _live_jobs(self, response_id: str) -> list[Any]:
+        jobs = await self.app.job_manager.list_jobs_async(
+            queue=QUEUE, task=TASK_NAME, lock=response_id
+        )
+        return [job for job in jobs if job.status in ("todo", "doing")]
+
+    async def cancel(self, response_id: str) -> bool:
+        """Cancel a waiting job; report whether a live worker runs it."""
+        live = await self._live_jobs(response_id)
+        if not live:
+            return True
+        stalled: set[int | None] | None = None
+        for job in live:
+            if job.status == "todo":
+                assert job.id is not None
+                if await self.app.job_manager.cancel_job_by_id_async(job.id):
+                    continue
+                return False  # a worker took it meanwhile: it sees the flag
+            if stalled is None:
+                stalled = {
+                    stalled_job.id
+                    for stalled_job in await self.app.job_manager.get_stalled_jobs(
+                        queue=QUEUE,
+                        task_name=TASK_NAME,
+                        seconds_since_heartbeat=self.stalled_timeout,
+                    )
+                }
+            if job.id not in stalled:
+                return False
+        return True
+
+    async def run_worker(
+        self,
+        executor: Executor,
+        *,
+        concurrency: int = 4,
+        shutdown_timeout: float = 25.0,
+        heartbeat_interval: float = 5.0,
+        stalled_check_interval: float = 10.0,
+    ) -> None:
+        """Execute jobs until SIGTERM/SIGINT (``lgos worker``), then drain."""
+        await self.start(executor)
+        sweeper = asyncio.create_task(self._sweep_forever(stalled_check_interval))
+        try:
+            await self.app.run_worker_async(
+                queues=[QUEUE],
+                concurrency=concurrency,
+                install_signal_handlers=True,
+                shutdown_graceful_timeout=shutdown_timeout,
+                update_heartbeat_interval=heartbeat_interval,
+                stalled_worker_timeout=self.stalled_timeout,
+                delete_jobs="successful",
+            )
+        finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+
+    async def _sweep_forever(self, interval: float) -> None:
+        while True:
+            try:
+                await self.retry_stalled_jobs()
+            except Exception:
+                logger.exception("background.stalled_sweep_failed")
+            await asyncio.sleep(interval)
+
+    async def retry_stalled_jobs(self) -> list[int]:
+        """Put back on the queue the jobs of workers silent for longer than
+        ``stalled_timeout``; the ids of the jobs retried."""
+        import psycopg
+
+        async with await psycopg.AsyncConnection.connect(
+            self.conninfo, autocommit=True
+        ) as conn:
+            cursor = await conn.execute(
+                "SELECT pg_try_advisory_lock(%s)", (_SWEEP_LOCK,)
+            )
+            row = await cursor.fetchone()
+            if row is None or not row[0]:
+                return []  # another worker is sweeping
+            # Listing and retrying under the lock: a job another sweeper
+            # already retried (and a live worker took) is never listed here.
+            stalled = await self.app.job_manager.get_stalled_jobs(
+                queue=QUEUE,
+                task_name=TASK_NAME,
+                seconds_since_heartbeat=self.stalled_timeout,
+            )
+            retried = []
+            for job in stalled:
+                await self.app.job_manager.retry_job(job)
+                assert job.id is not None
+                retried.append(job.id)
+                logger.warning(
+                    "background.stalled_job_retried job=%s response=%s",
+                    job.id,
+                    job.task_kwargs.get("response_id"),
+                )
+            # Closing the connection releases the advisory lock.
+        return retried
 
     async def _run(self, response_id: str) -> None:
         if self._executor is None:
@@ -106,8 +252,8 @@ class ProcrastinateBackend:
         try:
             await run
         except asyncio.CancelledError:
-            if not run.cancelled():
-                raise
+            if not run.cancelled() or not watcher.done():
+                raise  # the worker is stopping: procrastinate hands it back
         finally:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):

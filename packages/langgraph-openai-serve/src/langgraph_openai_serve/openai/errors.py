@@ -19,13 +19,15 @@ from langchain_core.exceptions import ContextOverflowError
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
 
+from langgraph_openai_serve.background.errors import (
+    IdempotencyKeyReusedError,
+    ResponseNotFoundError,
+)
 from langgraph_openai_serve.graph.errors import (
     GraphNotFoundError,
-    IdempotencyKeyReusedError,
     InterruptStateConflictError,
     InvalidRequestError,
     PausedRunNotFoundError,
-    ResponseNotFoundError,
     RunBusyError,
 )
 from langgraph_openai_serve.openai.compact_json import json_response

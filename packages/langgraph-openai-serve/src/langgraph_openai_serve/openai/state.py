@@ -32,6 +32,9 @@ class BackgroundRuntime:
 
     store: ResponseStore
     backend: BackgroundBackend
+    max_attempts: int = 3
+    """Runs of one job that may be lost with their workers before its
+    Response fails."""
     started: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 

@@ -4,6 +4,17 @@ The executor runs a stored job exactly like a foreground streaming request
 (the same ``open_run`` and encoder) and records every stream event, so a
 client can poll the snapshot or replay the stream from any sequence number.
 A run that raises ends ``failed``; a cancelled one ends ``cancelled``.
+
+A run stopped by its worker's shutdown is handed back and runs again later;
+so is one whose worker died. A re-run starts the graph over: its events
+follow the stored ones (sequence numbers go on), beginning with a new
+``response.in_progress`` whose output is empty, and its items take the
+output indexes from 0 again. After ``max_attempts`` runs lost with their
+workers the Response fails.
+
+Interrupt runs are checked at submit, under the run's lease: a busy run or
+answers that do not match the pause are refused there (409), and a run that
+already has a Response queued or running refuses another.
 """
 
 from __future__ import annotations
@@ -12,16 +23,19 @@ import asyncio
 import hashlib
 import json
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from langgraph_openai_serve.background.protocol import (
     TERMINAL_STATUSES,
+    Attempt,
     BackgroundJob,
     Executor,
 )
-from langgraph_openai_serve.graph.errors import InvalidRequestError
+from langgraph_openai_serve.graph.errors import InvalidRequestError, RunBusyError
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.runner import run_graph
 from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE
@@ -32,11 +46,14 @@ from langgraph_openai_serve.openai.responses.encode import (
 from langgraph_openai_serve.openai.responses.interrupt_ids import paused_response_id
 from langgraph_openai_serve.openai.responses.interrupt_runs import interrupt_run_id
 from langgraph_openai_serve.openai.responses.items import ResponseShell, new_id
-from langgraph_openai_serve.openai.responses.runs import decode, open_run
+from langgraph_openai_serve.openai.responses.runs import OpenRun, decode, open_run
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.state import BackgroundRuntime, ServeState
 
 logger = logging.getLogger("langgraph_openai_serve")
+
+LEASE_WAIT_SECONDS = 10.0
+"""How long a worker waits for an interrupt run's lease before failing it."""
 
 _TERMINAL_EVENTS = (
     b"event: response.completed\n",
@@ -70,14 +87,38 @@ async def submit(
     scope: str,
     idempotency_key: str | None,
 ) -> dict[str, Any]:
-    """Validate, store the queued Response and hand the job to the backend."""
+    """Validate, then store the queued Response and enqueue its job at once.
+
+    A retry with a known ``Idempotency-Key`` returns the original Response,
+    and queues its job again if it went missing.
+    """
     config = state.registry.get_graph(body.model)
     graph_request, _, _ = decode(body, config)  # reject bad input before queueing
-    response_id, run_id = new_id("resp"), None
-    if config.supports(GraphFeature.INTERRUPTS):
-        # The run is chosen now, so the Response id can name it for resumes.
-        run = interrupt_run_id(scope, graph_request, body.previous_response_id)
-        response_id, run_id = paused_response_id(scope, body.model, run), run.hex
+    await runtime.ensure_started(executor_for(state, runtime))
+    if not config.supports(GraphFeature.INTERRUPTS):
+        return await _store(runtime, body, new_id("resp"), None, scope, idempotency_key)
+    # The run is chosen now, so the Response id can name it for resumes; its
+    # lease is held while the resume is checked and the Response stored.
+    run = interrupt_run_id(scope, graph_request, body.previous_response_id)
+    response_id = paused_response_id(scope, body.model, run)
+    opened = await open_run(
+        state, config, body, scope=scope, response_id=response_id, run_id=run
+    )
+    try:
+        return await _store(runtime, body, response_id, run.hex, scope, idempotency_key)
+    finally:
+        assert opened.lease is not None
+        await opened.lease.release()
+
+
+async def _store(
+    runtime: BackgroundRuntime,
+    body: ResponseCreateRequest,
+    response_id: str,
+    run_id: str | None,
+    scope: str,
+    idempotency_key: str | None,
+) -> dict[str, Any]:
     job = BackgroundJob(
         response_id=response_id,
         scope=scope,
@@ -85,15 +126,22 @@ async def submit(
         run_id=run_id,
     )
     shell = ResponseShell.for_request(body, response_id=response_id, background=True)
+    backend = runtime.backend
+
+    async def enqueue(transaction: Any) -> None:
+        await backend.submit(job, transaction)
+
     snapshot, created = await runtime.store.create(
         job,
         shell.body("queued", []),
         idempotency_key=idempotency_key,
         body_digest=body_digest(body) if idempotency_key else None,
+        enqueue=enqueue,
     )
-    if created:
-        await runtime.ensure_started(executor_for(state, runtime))
-        await runtime.backend.submit(job)
+    if not created and snapshot.get("status") not in TERMINAL_STATUSES:
+        original = await runtime.store.job(snapshot["id"])
+        if original is not None:
+            await backend.resubmit_if_missing(original)
     return snapshot
 
 
@@ -114,23 +162,33 @@ async def _execute(
     shell = ResponseShell.for_request(
         body, response_id=job.response_id, background=True
     )
+    current = await store.get(job.response_id, job.scope)
+    if current is None or current.get("status") in TERMINAL_STATUSES:
+        return  # ended while queued (cancelled), or a duplicate delivery
+    shell = replace(shell, created_at=current.get("created_at", shell.created_at))
     if await store.cancel_requested(job.response_id):
         await store.set_snapshot(job.response_id, shell.body("cancelled", []))
         return
-    encoder = ResponseStreamEncoder(shell)
+    attempt = await store.start_attempt(job.response_id)
+    if attempt.lost >= runtime.max_attempts:
+        logger.error(
+            "background.run_abandoned response=%s lost=%d",
+            job.response_id,
+            attempt.lost,
+        )
+        await store.set_snapshot(
+            job.response_id,
+            shell.body("failed", [], error=_lost_error(attempt.lost)),
+        )
+        return
+    if not await store.set_snapshot(job.response_id, shell.body("in_progress", [])):
+        return  # cancelled a moment ago
+    encoder = _encoder_for(shell, attempt)
     terminal: dict[str, Any] | None = None
     try:
-        await store.set_snapshot(job.response_id, shell.body("in_progress", []))
         config = state.registry.get_graph(body.model)
         encoder.interrupt_protocol = config.interrupt_protocol
-        opened = await open_run(
-            state,
-            config,
-            body,
-            scope=job.scope,
-            response_id=job.response_id,
-            run_id=uuid.UUID(hex=job.run_id) if job.run_id else None,
-        )
+        opened = await _open_when_free(state, body, job)
         try:
             events = run_graph(opened.run, stream=True, statuses=True)
             async for frame in stream_frames(events, encoder):
@@ -143,9 +201,7 @@ async def _execute(
             if opened.lease is not None:
                 await opened.lease.release()
     except asyncio.CancelledError:
-        await asyncio.shield(
-            store.set_snapshot(job.response_id, shell.body("cancelled", encoder.output))
-        )
+        await asyncio.shield(_stopped(store, job.response_id, shell, encoder))
         raise
     except Exception as exc:
         logger.exception("background.run_failed response=%s", job.response_id)
@@ -158,6 +214,65 @@ async def _execute(
     if terminal is None:  # pragma: no cover - the encoder always ends a stream
         terminal = shell.body("failed", encoder.output, error=_server_error())
     await store.set_snapshot(job.response_id, terminal)
+
+
+async def _open_when_free(
+    state: ServeState, body: ResponseCreateRequest, job: BackgroundJob
+) -> OpenRun:
+    """``open_run``, waiting out a lease held by a submit checking a resume of
+    the same run (milliseconds) rather than failing the run."""
+    config = state.registry.get_graph(body.model)
+    deadline = time.monotonic() + LEASE_WAIT_SECONDS
+    while True:
+        try:
+            return await open_run(
+                state,
+                config,
+                body,
+                scope=job.scope,
+                response_id=job.response_id,
+                run_id=uuid.UUID(hex=job.run_id) if job.run_id else None,
+            )
+        except RunBusyError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.05)
+
+
+async def _stopped(
+    store: Any, response_id: str, shell: ResponseShell, encoder: Any
+) -> None:
+    """A cancelled run: the client's cancel ends it, a worker stop hands it back."""
+    if await store.cancel_requested(response_id):
+        await store.set_snapshot(response_id, shell.body("cancelled", encoder.output))
+    else:
+        await store.hand_back(response_id)
+
+
+class _RerunEncoder(ResponseStreamEncoder):
+    """Continues a stored stream: no second ``response.created``."""
+
+    def start(self) -> bytes:
+        snapshot = self.shell.body("in_progress", [])
+        return self._event("response.in_progress", {"response": snapshot})
+
+
+def _encoder_for(shell: ResponseShell, attempt: Attempt) -> ResponseStreamEncoder:
+    if attempt.last_sequence < 0:
+        return ResponseStreamEncoder(shell)
+    encoder = _RerunEncoder(shell)
+    encoder.sequence = attempt.last_sequence
+    return encoder
+
+
+def _lost_error(lost: int) -> dict[str, str]:
+    return {
+        "code": "server_error",
+        "message": (
+            f"The background run was interrupted {lost} times because the worker "
+            "running it stopped responding; it will not be run again."
+        ),
+    }
 
 
 def _server_error() -> dict[str, str]:
@@ -175,19 +290,22 @@ def _response_of(event: bytes) -> dict[str, Any]:
 
 
 async def cancel(runtime: BackgroundRuntime, response_id: str) -> None:
-    """Flag, stop a running job, and wait briefly for its terminal snapshot."""
-    if not await runtime.store.request_cancel(response_id):
+    """Flag, stop a running job, and wait briefly for its terminal snapshot.
+
+    When no live worker will see the flag (the job was still waiting, or its
+    worker is gone), the Response ends ``cancelled`` here and now.
+    """
+    store = runtime.store
+    if not await store.request_cancel(response_id):
         return  # already terminal: cancel is idempotent
-    await runtime.backend.cancel(response_id)
-    job = await runtime.store.job(response_id)
+    nobody_runs_it = await runtime.backend.cancel(response_id)
+    job = await store.job(response_id)
     for _ in range(100):
-        snapshot = await runtime.store.get(response_id, job.scope) if job else None
+        snapshot = await store.get(response_id, job.scope) if job else None
         if snapshot is None or snapshot.get("status") in TERMINAL_STATUSES:
             return
-        if snapshot.get("status") == "queued":
-            await runtime.store.set_snapshot(
-                response_id, {**snapshot, "status": "cancelled"}
-            )
+        if nobody_runs_it or snapshot.get("status") == "queued":
+            await store.set_snapshot(response_id, {**snapshot, "status": "cancelled"})
             return
         await asyncio.sleep(0.02)
 

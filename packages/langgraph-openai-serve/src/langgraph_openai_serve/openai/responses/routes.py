@@ -8,10 +8,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
-from langgraph_openai_serve.graph.errors import (
-    InvalidRequestError,
-    ResponseNotFoundError,
-)
+from langgraph_openai_serve.background.errors import ResponseNotFoundError
+from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.graph.events import RunPaused
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.runner import run_graph, run_to_completion

@@ -1,0 +1,192 @@
+"""The background fault suite: 40 runs in flight on two real ``lgos worker``
+processes while one worker and the API are SIGKILLed and the other worker is
+SIGTERMed; then a fresh API and worker finish them all.
+
+Every run goes through a two-node graph whose second node is held until the
+test releases it, so the faults strike runs mid-graph. Asserted: every
+Response ends ``completed`` with its own answer; right after the faults no
+unfinished Response lacks a queued or running job; the SIGTERMed worker exits
+cleanly; no run's final node executes twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+from background_stack import TERMINAL, Stack, terminate
+from lgos_testkit import wait_until
+
+pytestmark = pytest.mark.timeout(300)
+
+logger = logging.getLogger(__name__)
+
+RUNS = 40
+CONCURRENCY = 8
+
+
+def _orphans(stack: Stack) -> list[tuple[str, str]]:
+    """Unfinished Responses with no job waiting or running for them."""
+    return [
+        (row[0], row[1])
+        for row in stack.sql(
+            "SELECT r.id, r.snapshot->>'status' FROM lgos_background_responses r "
+            "WHERE NOT (r.snapshot->>'status' = ANY(%s)) AND NOT EXISTS ("
+            " SELECT 1 FROM procrastinate_jobs j"
+            " WHERE j.lock = r.id AND j.status IN ('todo', 'doing'))",
+            (list(TERMINAL),),
+        )
+    ]
+
+
+def _started(stack: Stack, tags: list[str]) -> int:
+    return sum(1 for tag in tags if stack.markers_of("started", tag))
+
+
+def test_forty_runs_survive_killed_and_stopped_workers_and_a_killed_api(
+    tmp_path, postgres_uri, bytecode_cache
+):
+    stack = Stack(
+        tmp_path,
+        postgres_uri,
+        bytecode_cache,
+        LGOS_BACKGROUND_CONCURRENCY=str(CONCURRENCY),
+        LGOS_WORKER_SHUTDOWN_TIMEOUT="1",
+    )
+    try:
+        stack.start_api()
+        killed, stopped = stack.start_worker(), stack.start_worker()
+        client = stack.client()
+        tags = [uuid.uuid4().hex[:8] for _ in range(RUNS)]
+        submitted = {
+            tag: client.responses.create(
+                model="steps",
+                input=tag,
+                background=True,
+                extra_headers={"Idempotency-Key": f"fault-{tag}"},
+            ).id
+            for tag in tags
+        }
+        # Both workers are full: 2 x CONCURRENCY runs are held mid-graph.
+        wait_until(
+            lambda: _started(stack, tags) >= 2 * CONCURRENCY, 120, "full workers"
+        )
+
+        killed.kill()
+        stack.kill_api()
+        terminate(stopped)
+        stopped_exit = stopped.wait(timeout=60)
+        orphans_after_faults = _orphans(stack)
+        stack.start_api()
+        # The fresh worker must pick up handed-back, queued and stalled runs.
+        stack.start_worker()
+        (tmp_path / "release-all").touch()
+        client = stack.client()
+        final = {}
+
+        def all_terminal() -> bool:
+            for tag, response_id in submitted.items():
+                if tag not in final:
+                    response = client.responses.retrieve(response_id)
+                    if response.status in TERMINAL:
+                        final[tag] = response
+            return len(final) == RUNS
+
+        wait_until(all_terminal, 120, "every Response to end", 0.2)
+        retry = client.responses.create(
+            model="steps",
+            input=tags[0],
+            background=True,
+            extra_headers={"Idempotency-Key": f"fault-{tags[0]}"},
+        )
+    finally:
+        stack.stop()
+
+    restarted = [t for t in tags if len(stack.markers_of("node-first", t)) > 1]
+    logger.warning(  # the figures to report (pytest -o log_cli=true)
+        "fault suite: %d runs, %d terminal, %d restarted, %d orphans",
+        RUNS,
+        len(final),
+        len(restarted),
+        len(orphans_after_faults),
+    )
+    assert stopped_exit == 0
+    assert orphans_after_faults == []
+    assert {tag: r.status for tag, r in final.items()} == dict.fromkeys(
+        tags, "completed"
+    )
+    assert all(final[tag].output_text == f"Both steps of {tag}." for tag in tags)
+    assert [t for t in tags if len(stack.markers_of("node-second", t)) != 1] == []
+    assert retry.id == submitted[tags[0]]
+    assert _orphans(stack) == []
+
+
+RACES = 5
+
+
+def _resume(base_url: str, paused: dict, verdict: str) -> httpx.Response:
+    (call,) = paused["output"]
+    return httpx.post(
+        f"{base_url}/responses",
+        json={
+            "model": "refund",
+            "background": True,
+            "previous_response_id": paused["id"],
+            "input": [
+                {
+                    "type": "function_call_output",
+                    "call_id": call["call_id"],
+                    "output": verdict,
+                }
+            ],
+        },
+        timeout=60,
+    )
+
+
+def test_racing_background_resumes_have_one_winner_and_409_losers(
+    tmp_path, postgres_uri, bytecode_cache
+):
+    stack = Stack(tmp_path, postgres_uri, bytecode_cache)
+    try:
+        stack.start_api()
+        stack.start_worker()
+        client = stack.client()
+        pauses = [
+            client.responses.create(model="refund", input="Refund", background=True)
+            for _ in range(RACES)
+        ]
+        paused = [
+            stack.wait_status(p.id, {"completed"}).model_dump(mode="json")
+            for p in pauses
+        ]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            races = [
+                list(
+                    pool.map(
+                        lambda verdict, p=p: _resume(stack.base_url, p, verdict),
+                        ["approve", "deny"],
+                    )
+                )
+                for p in paused
+            ]
+        winners = [
+            next(answer for answer in race if answer.status_code == 200)
+            for race in races
+        ]
+        finals = [
+            stack.wait_status(w.json()["id"], {"completed", "failed"}) for w in winners
+        ]
+    finally:
+        stack.stop()
+
+    codes = sorted(sorted(answer.status_code for answer in race) for race in races)
+    losers = [a.json()["error"]["code"] for race in races for a in race if a.is_error]
+    logger.warning("racing resumes: %s, losers %s", codes, losers)
+    assert codes == [[200, 409]] * RACES
+    assert set(losers) <= {"run_busy", "interrupt_state_conflict"}
+    assert [f.status for f in finals] == ["completed"] * RACES
+    assert len(list(tmp_path.glob("answer-*"))) == RACES
