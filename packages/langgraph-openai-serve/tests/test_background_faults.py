@@ -20,7 +20,8 @@ import pytest
 from background_stack import TERMINAL, Stack, terminate
 from lgos_testkit import wait_until
 
-pytestmark = pytest.mark.timeout(300)
+# 40 runs through killed and stopped processes: minutes on a busy machine.
+pytestmark = pytest.mark.timeout(900)
 
 logger = logging.getLogger(__name__)
 

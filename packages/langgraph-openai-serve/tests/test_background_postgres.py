@@ -11,8 +11,6 @@ import pytest
 from background_stack import Stack
 from lgos_testkit import wait_for_response, wait_until
 
-pytestmark = pytest.mark.timeout(180)
-
 
 @pytest.fixture
 def stack(tmp_path, postgres_uri, bytecode_cache):

@@ -12,8 +12,6 @@ import pytest
 from background_stack import Stack, terminate
 from lgos_testkit import wait_until
 
-pytestmark = pytest.mark.timeout(240)
-
 
 @pytest.fixture
 def make_stack(tmp_path, postgres_uri, bytecode_cache):
