@@ -365,6 +365,9 @@ def _worker(api_env: dict[str, str], url: str, after: tuple[str, ...]) -> Servic
             **api_env,
             "LGOS_BACKGROUND_BACKEND": "postgres",
             "LGOS_DATABASE_URL": url,
+            # Hand unfinished runs back to the queue within the supervisor's
+            # grace period (10 s) instead of being SIGKILLed mid-run.
+            "LGOS_WORKER_SHUTDOWN_TIMEOUT": "5",
         },
         after=after,
         probe=lambda: True,
