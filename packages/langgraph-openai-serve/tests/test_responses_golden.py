@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from interrupt_graphs import QUESTION, parallel_graph
+from interrupt_graphs import QUESTION
 from langchain_core.messages import AIMessage
 from langchain_core.messages.content import create_citation, create_text_block
 from langgraph.checkpoint.memory import InMemorySaver
@@ -16,6 +16,7 @@ from langgraph_openai_serve import (
     status_event,
 )
 from langgraph_openai_serve.testing import ScriptedChatModel
+from lgos_testkit.graphs import two_approvers_graph
 from support import (
     assert_golden,
     config,
@@ -152,7 +153,7 @@ async def test_pause_after_streamed_text(make_client):
 
 async def test_pause_with_parallel_interrupts(make_client):
     transcript = await _transcript(
-        make_client, _interrupt_config(parallel_graph(InMemorySaver()))
+        make_client, _interrupt_config(two_approvers_graph(InMemorySaver()))
     )
 
     assert_golden("responses_paused_parallel.sse", transcript)
