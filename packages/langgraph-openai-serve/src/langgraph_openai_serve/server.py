@@ -36,15 +36,12 @@ from langgraph_openai_serve.openai.state import (
     CheckpointScope,
     ServeState,
 )
+from langgraph_openai_serve.openai.tenancy import scope_resolver
 from langgraph_openai_serve.settings import Settings, normalize_prefix
 
 logger = logging.getLogger("langgraph_openai_serve")
 
 _TITLE = "LangGraph OpenAI Serve"
-
-
-def _default_scope(_request: object) -> str:
-    return "default"
 
 
 class LanggraphOpenaiServe:
@@ -53,6 +50,8 @@ class LanggraphOpenaiServe:
     ``bind_openai_api()`` mounts the OpenAI sub-application on ``app`` (a new
     FastAPI app when none is given) and wraps the host's lifespan so graph
     factories are resolved, and configuration errors raised, at startup.
+    ``checkpoint_scope`` defaults to ``LGOS_CHECKPOINT_SCOPE``: unset, each
+    API key's principal is its own scope (``openai/tenancy.py``).
     """
 
     def __init__(
@@ -70,7 +69,10 @@ class LanggraphOpenaiServe:
         self.graph_registry = graphs
         self.settings = settings if settings is not None else Settings()
         self.app = app if app is not None else FastAPI(title=_TITLE, version=_version())
-        self.checkpoint_scope: CheckpointScope = checkpoint_scope or _default_scope
+        # Secure by default: each API key's principal is its own scope.
+        self.checkpoint_scope: CheckpointScope = checkpoint_scope or scope_resolver(
+            self.settings.CHECKPOINT_SCOPE
+        )
         self._openai_app: FastAPI | None = None
         # Background Responses default to this process (memory store, tasks).
         self.response_store = response_store

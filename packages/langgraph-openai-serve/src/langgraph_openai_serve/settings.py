@@ -36,6 +36,11 @@ class Settings(BaseSettings):
     API_KEYS: SecretStr | None = None
     """Bearer keys for every OpenAI route but health: a JSON object mapping
     each key to a principal, or a comma-separated list. Unset: no auth."""
+    CHECKPOINT_SCOPE: str | None = None
+    """Who shares stored runs. Unset: each API key's principal is its own
+    scope (paused runs, background Responses, idempotency keys). A
+    ``module:callable`` taking the request names another resolver; ``none``
+    puts every caller in one shared scope."""
     CORS_ORIGINS: list[str] = []
     """Browser origins allowed to call the API (``["*"]`` for any)."""
     ENABLE_LANGFUSE: bool = False
