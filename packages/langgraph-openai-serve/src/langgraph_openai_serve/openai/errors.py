@@ -33,6 +33,8 @@ from langgraph_openai_serve.openai.jsonbody import json_response
 logger = logging.getLogger("langgraph_openai_serve")
 
 INTERNAL_ERROR_MESSAGE = "Internal server error"
+RETRY_AFTER_SECONDS = "1"
+_REQUEST_PARTS = frozenset({"query", "path", "header", "cookie"})
 
 # Top-level fields clients send that LGOS rejects on purpose, with the reason.
 _UNSUPPORTED_HINTS = {
@@ -159,8 +161,30 @@ def response_for(exc: Exception) -> Response:
         )
     if isinstance(exc, HTTPException):
         return _http_response(exc)
+    if _is_pool_timeout(exc):
+        logger.warning("request.pool_exhausted: %s", exc)
+        return _unavailable()
     logger.error("request.failed", exc_info=exc)
     return internal_error_response()
+
+
+def _is_pool_timeout(exc: Exception) -> bool:
+    # psycopg_pool is an optional extra: recognised by name, never imported.
+    return any(
+        cls.__name__ == "PoolTimeout" and cls.__module__.startswith("psycopg_pool")
+        for cls in type(exc).__mro__
+    )
+
+
+def _unavailable() -> Response:
+    response = error_response(
+        503,
+        "The server has no free database connection right now; retry shortly.",
+        "server_error",
+        code="server_busy",
+    )
+    response.headers["Retry-After"] = RETRY_AFTER_SECONDS
+    return response
 
 
 async def _handle(request: Request, exc: Exception) -> Response:
@@ -179,6 +203,12 @@ def install_error_handlers(app: FastAPI) -> None:
         app.add_exception_handler(exc_class, _handle)
 
 
+def install_http_error_handler(app: FastAPI) -> None:
+    """Answer ``app``'s own 404 and 405 (paths outside the OpenAI mount)
+    with the envelope; used on the host app LGOS creates."""
+    app.add_exception_handler(HTTPException, _handle)
+
+
 def _http_response(exc: HTTPException) -> Response:
     if exc.status_code == 404:
         message = "Not found."
@@ -187,7 +217,10 @@ def _http_response(exc: HTTPException) -> Response:
     else:
         message = str(exc.detail)
     type_ = "invalid_request_error" if exc.status_code < 500 else "server_error"
-    return error_response(exc.status_code, message, type_)
+    response = error_response(exc.status_code, message, type_)
+    if exc.headers:  # e.g. the ``Allow`` of a 405
+        response.headers.update(exc.headers)
+    return response
 
 
 def _validation_response(exc: RequestValidationError) -> Response:
@@ -201,6 +234,11 @@ def _validation_response(exc: RequestValidationError) -> Response:
             "We could not parse the JSON body of your request. The body must be a "
             "JSON object.",
             "invalid_request_error",
+        )
+    if first["loc"] and first["loc"][0] in _REQUEST_PARTS:
+        param = ".".join(str(part) for part in first["loc"][1:]) or None
+        return error_response(
+            400, _message(first, param), "invalid_request_error", param=param
         )
     body = getattr(exc, "body", None)
     # A union reports one error per member; the deepest path is the member

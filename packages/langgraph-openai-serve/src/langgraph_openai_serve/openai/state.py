@@ -18,6 +18,7 @@ from langgraph_openai_serve.background.protocol import (
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.integrations.langfuse import get_langfuse_callback
+from langgraph_openai_serve.openai.request_body import BodyLimits
 
 CheckpointScope = Callable[[Request], str | Awaitable[str]]
 
@@ -47,6 +48,7 @@ class ServeState:
     ping_interval: float
     created: int
     """Unix time reported as every model's ``created``."""
+    body_limits: BodyLimits
     langfuse: bool = False
     chat_status_as_reasoning: bool = False
     background: BackgroundRuntime | None = None

@@ -36,8 +36,8 @@ router = APIRouter()
 )
 async def create_chat_completion(request: Request) -> Response:
     """Run the graph registered as ``body.model`` over the conversation."""
-    body = await parse_body(request, ChatCompletionRequest)
     state = serve_state(request)
+    body = await parse_body(request, ChatCompletionRequest, state.body_limits)
     config = state.registry.get_graph(body.model)
     if config.supports(GraphFeature.INTERRUPTS):
         raise InvalidRequestError(

@@ -47,8 +47,8 @@ async def create_response(request: Request) -> Response:
 
     A background request may carry an ``Idempotency-Key`` header.
     """
-    body = await parse_body(request, ResponseCreateRequest)
     state = serve_state(request)
+    body = await parse_body(request, ResponseCreateRequest, state.body_limits)
     config = state.registry.get_graph(body.model)
     interrupts = config.supports(GraphFeature.INTERRUPTS)
     resuming = body.previous_response_id is not None
