@@ -170,3 +170,69 @@ async def test_an_exhausted_database_pool_is_503_with_retry_after(
     assert error["type"] == "server_error"
     assert error["code"] == "server_busy"
     assert response.headers["retry-after"] == "1"
+
+
+async def test_the_default_text_format_is_accepted(http):
+    response = await http.post(
+        "/v1/responses",
+        json={"model": "m", "input": "Hi", "text": {"format": {"type": "text"}}},
+    )
+
+    assert response.status_code == 200
+    assert response.json()["status"] == "completed"
+
+
+async def test_a_chat_tool_without_a_description_is_accepted(http):
+    tool = {"type": "function", "function": {"name": "f", "description": None}}
+    response = await http.post(
+        "/v1/chat/completions",
+        json={
+            "model": "m",
+            "messages": [{"role": "user", "content": "x"}],
+            "tools": [tool],
+        },
+    )
+
+    assert response.status_code == 200
+
+
+def _openapi() -> dict:
+    server = LanggraphOpenaiServe(
+        graphs=GraphRegistry(registry={"m": config(scripted_graph("x"))}),
+        settings=Settings(OPENAI_API_DOCS_ENABLED=True),
+    ).bind_openai_api()
+    return server.openai_app.openapi()
+
+
+async def test_the_schema_refuses_what_the_server_refuses(http):
+    schema = _openapi()["components"]["schemas"]["ResponseCreateRequest"]
+    include = await http.post(
+        "/v1/responses", json={"model": "m", "input": "Hi", "include": [""]}
+    )
+    store = await http.post(
+        "/v1/responses", json={"model": "m", "input": "Hi", "store": True}
+    )
+
+    assert schema["properties"]["include"]["maxItems"] == 0
+    assert True not in schema["properties"]["store"]["enum"]
+    assert _error(include, 400)["param"] == "include"
+    assert _error(store, 400)["param"] == "store"
+
+
+def test_every_error_answer_is_documented_with_the_envelope():
+    document = _openapi()
+    envelope = {"$ref": "#/components/schemas/ErrorResponse"}
+
+    assert "HTTPValidationError" not in document["components"]["schemas"]
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            errors = {
+                status: answer
+                for status, answer in operation["responses"].items()
+                if status != "200"
+            }
+            assert "405" in errors, (method, path)
+            for answer in errors.values():
+                assert answer["content"]["application/json"]["schema"] == envelope
+    create = document["paths"]["/responses"]["post"]["responses"]
+    assert {"400", "401", "404", "409", "413", "422", "503", "504"} <= set(create)

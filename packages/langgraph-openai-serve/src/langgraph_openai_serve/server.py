@@ -111,6 +111,7 @@ class LanggraphOpenaiServe:
             ping_interval=settings.SSE_PING_INTERVAL,
             created=int(time.time()),
             body_limits=BodyLimits(settings.MAX_REQUEST_BYTES, settings.MAX_JSON_DEPTH),
+            run_timeout=settings.RUN_TIMEOUT,
             langfuse=settings.ENABLE_LANGFUSE,
             chat_status_as_reasoning=settings.CHAT_STATUS_AS_REASONING,
             background=self._background_runtime(),

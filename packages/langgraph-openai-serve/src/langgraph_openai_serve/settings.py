@@ -43,6 +43,10 @@ class Settings(BaseSettings):
     """Deepest nesting of arrays and objects in a request body; deeper answers
     400. The default is the JSON parser's own bound and costs nothing; a
     lower one is checked on bodies with more brackets than the limit."""
+    RUN_TIMEOUT: float | None = Field(default=None, gt=0)
+    """Seconds a foreground run may take (unset: no limit). Past it the graph
+    is cancelled: a stream ends with the protocol's failure (``run_timeout``),
+    a non-streaming request answers 504. Background runs are not limited."""
     CHECKPOINT_SCOPE: str | None = None
     """Who shares stored runs. Unset: each API key's principal is its own
     scope (paused runs, background Responses, idempotency keys). A

@@ -11,7 +11,8 @@ The hierarchy::
     ├── InterruptStateConflictError  answers do not match the paused run
     ├── PausedRunNotFoundError    no paused run of this scope has that id
     ├── ResponseNotFoundError     no background response of this scope has that id
-    └── IdempotencyKeyReusedError an Idempotency-Key sent again with another body
+    ├── IdempotencyKeyReusedError an Idempotency-Key sent again with another body
+    └── RunTimeoutError           a run outlived the server's time limit (cancelled)
 
 These classes know nothing of HTTP. The OpenAI surface maps each one to its
 envelope in a single table (``openai/errors.py``).
@@ -103,3 +104,11 @@ class IdempotencyKeyReusedError(LGOSError):
             "This Idempotency-Key was already used with a different request body."
         )
         self.key = key
+
+
+class RunTimeoutError(LGOSError):
+    """A run outlived the server's time limit and was cancelled."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"The run exceeded the server's time limit of {seconds:g} s.")
+        self.seconds = seconds

@@ -21,7 +21,11 @@ from langgraph.types import Command, StreamMode
 
 from langgraph_openai_serve.graph.answer import Answer
 from langgraph_openai_serve.graph.config import AnyGraph, GraphConfig
-from langgraph_openai_serve.graph.errors import GraphConfigurationError, GraphError
+from langgraph_openai_serve.graph.errors import (
+    GraphConfigurationError,
+    GraphError,
+    RunTimeoutError,
+)
 from langgraph_openai_serve.graph.events import (
     RunCompleted,
     RunEvent,
@@ -257,16 +261,27 @@ def _stream_modes(
 
 
 async def run_to_completion(
-    run: PreparedRun,
+    run: PreparedRun, *, time_limit: float | None = None
 ) -> tuple[RunCompleted | RunPaused, tuple[ServerToolCall | ServerToolResult, ...]]:
     """Drive a non-streaming run: its completion (or pause) and server-tool
-    activity."""
+    activity.
+
+    Raises:
+        RunTimeoutError: the run outlived ``time_limit`` seconds; the graph
+            was cancelled.
+    """
     activity: list[ServerToolCall | ServerToolResult] = []
-    # aclosing: finish the generators here, not later in asyncio's finalizer.
-    async with aclosing(run_graph(run, stream=False)) as events:
-        async for event in events:
-            if isinstance(event, RunCompleted | RunPaused):
-                return event, tuple(activity)
-            if isinstance(event, ServerToolCall | ServerToolResult):
-                activity.append(event)
+    deadline = asyncio.timeout(time_limit)
+    try:
+        # aclosing: finish the generators here, not in asyncio's finalizer.
+        async with deadline, aclosing(run_graph(run, stream=False)) as events:
+            async for event in events:
+                if isinstance(event, RunCompleted | RunPaused):
+                    return event, tuple(activity)
+                if isinstance(event, ServerToolCall | ServerToolResult):
+                    activity.append(event)
+    except TimeoutError:
+        if time_limit is not None and deadline.expired():
+            raise RunTimeoutError(time_limit) from None
+        raise
     raise GraphError("The graph run ended without completing.")

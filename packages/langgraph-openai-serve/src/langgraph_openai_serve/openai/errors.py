@@ -7,6 +7,7 @@ error is an in-band event instead; the encoders own that.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Sequence
@@ -27,6 +28,7 @@ from langgraph_openai_serve.graph.errors import (
     PausedRunNotFoundError,
     ResponseNotFoundError,
     RunBusyError,
+    RunTimeoutError,
 )
 from langgraph_openai_serve.openai.jsonbody import json_response
 
@@ -43,7 +45,6 @@ _UNSUPPORTED_HINTS = {
     "use 'tool_choice'.",
     "conversation": "LGOS keeps no conversations; replay the previous output items "
     "in 'input' instead.",
-    "text": "Structured output is not supported; graphs return plain text.",
 }
 _GENERATION_CONTROLS = frozenset(
     {
@@ -73,6 +74,11 @@ _GENERATION_CONTROLS = frozenset(
         "context_management",
     }
 )
+# Values LGOS refuses on purpose, by the param of the wrong value.
+_VALUE_HINTS = {
+    "text.format.type": "Structured output is not supported; graphs return plain "
+    "text, so 'text.format' may only be of type 'text'.",
+}
 _QUOTED = re.compile(r"'([^']+)'")
 # Among errors at the same depth, the one that says most about the client's
 # mistake wins: a wrong literal over an unsupported field over a missing one.
@@ -83,6 +89,38 @@ _ERROR_RANK = {
     "extra_forbidden": 2,
     "missing": 1,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class StreamFailure:
+    """Why a started stream ends early: the ``code`` and ``message`` of its
+    in-band failure event (``response.failed`` / the Chat error chunk)."""
+
+    code: str
+    message: str
+
+
+INTERNAL_FAILURE = StreamFailure("server_error", INTERNAL_ERROR_MESSAGE)
+SHUTDOWN_FAILURE = StreamFailure(
+    "server_shutdown",
+    "The server shut down before the response finished; retry the request.",
+)
+
+
+def run_timeout_failure(seconds: float) -> StreamFailure:
+    return StreamFailure("run_timeout", str(RunTimeoutError(seconds)))
+
+
+def stream_failure(
+    deadline: asyncio.Timeout, time_limit: float | None, surface: str
+) -> StreamFailure:
+    """Classify (and log) the exception a started stream is handling: the run
+    outlived ``time_limit`` (its ``deadline`` expired) or something broke."""
+    if time_limit is not None and deadline.expired():
+        logger.warning("%s.run_timeout seconds=%s", surface, time_limit)
+        return run_timeout_failure(time_limit)
+    logger.exception("%s.stream_failed", surface)
+    return INTERNAL_FAILURE
 
 
 def error_body(
@@ -135,6 +173,10 @@ _TABLE: dict[type[Exception], _Envelope] = {
     ),
     ContextOverflowError: _Envelope(400, "context_length_exceeded"),
 }
+# Errors of the server's own limits: the message is the exception's own.
+_SERVER_TABLE: dict[type[Exception], _Envelope] = {
+    RunTimeoutError: _Envelope(504, "run_timeout"),
+}
 
 
 def response_for(exc: Exception) -> Response:
@@ -149,6 +191,11 @@ def response_for(exc: Exception) -> Response:
                 param=envelope.param,
                 code=envelope.code,
             )
+    envelope = _SERVER_TABLE.get(type(exc))
+    if envelope is not None:
+        return error_response(
+            envelope.status, str(exc), "server_error", code=envelope.code
+        )
     if isinstance(exc, RequestValidationError):
         return _validation_response(exc)
     if isinstance(exc, InvalidRequestError):
@@ -199,6 +246,7 @@ def install_error_handlers(app: FastAPI) -> None:
         HTTPException,
         InvalidRequestError,
         *_TABLE,
+        *_SERVER_TABLE,
     ):
         app.add_exception_handler(exc_class, _handle)
 
@@ -275,6 +323,8 @@ def _message(error: Any, param: str | None) -> str:
         return f"Unrecognized request argument supplied: {param}"
     if kind == "missing":
         return f"Missing required parameter: '{param}'."
+    if param in _VALUE_HINTS:
+        return _VALUE_HINTS[param]
     msg = str(error.get("msg", "invalid value")).rstrip(".")
     return f"Invalid value for '{param}': {msg}."
 

@@ -49,6 +49,8 @@ class ServeState:
     created: int
     """Unix time reported as every model's ``created``."""
     body_limits: BodyLimits
+    run_timeout: float | None = None
+    """Seconds a foreground run may take before it is cancelled."""
     langfuse: bool = False
     chat_status_as_reasoning: bool = False
     background: BackgroundRuntime | None = None

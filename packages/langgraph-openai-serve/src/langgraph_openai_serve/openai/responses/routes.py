@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -16,6 +17,8 @@ from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.interrupts import pause_answer
 from langgraph_openai_serve.graph.runner import run_graph, run_to_completion
 from langgraph_openai_serve.openai.context import request_log
+from langgraph_openai_serve.openai.error_docs import error_responses
+from langgraph_openai_serve.openai.errors import SHUTDOWN_FAILURE
 from langgraph_openai_serve.openai.jsonbody import json_response
 from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.responses import background
@@ -41,6 +44,7 @@ router = APIRouter()
     "/responses",
     response_model=None,
     openapi_extra=openapi_body(ResponseCreateRequest),
+    responses=error_responses(400, 409, 413, 422, 504),
 )
 async def create_response(request: Request) -> Response:
     """Run the graph registered as ``body.model`` and return a Response.
@@ -82,11 +86,18 @@ async def create_response(request: Request) -> Response:
     try:
         if body.stream:
             events = run_graph(opened.run, stream=True, statuses=True)
-            frames = stream_frames(events, ResponseStreamEncoder(opened.shell), log)
+            encoder = ResponseStreamEncoder(opened.shell)
+            frames = stream_frames(events, encoder, log, time_limit=state.run_timeout)
             if lease is not None:
                 frames, lease = releasing(lease, frames), None
-            return EventStreamResponse(frames, ping_interval=state.ping_interval)
-        completed, activity = await run_to_completion(opened.run)
+            return EventStreamResponse(
+                frames,
+                ping_interval=state.ping_interval,
+                on_cut=partial(encoder.fail, SHUTDOWN_FAILURE),
+            )
+        completed, activity = await run_to_completion(
+            opened.run, time_limit=state.run_timeout
+        )
     finally:
         if lease is not None:
             await lease.release()
@@ -120,7 +131,9 @@ async def _submit_background(
     return json_response(snapshot)
 
 
-@router.get("/responses/{response_id}", response_model=None)
+@router.get(
+    "/responses/{response_id}", response_model=None, responses=error_responses(400)
+)
 async def retrieve_response(
     response_id: str,
     request: Request,
@@ -142,7 +155,11 @@ async def retrieve_response(
     return json_response(snapshot)
 
 
-@router.post("/responses/{response_id}/cancel", response_model=None)
+@router.post(
+    "/responses/{response_id}/cancel",
+    response_model=None,
+    responses=error_responses(),
+)
 async def cancel_response(response_id: str, request: Request) -> Response:
     """Cancel a background Response; cancelling a finished one changes nothing."""
     state = serve_state(request)
