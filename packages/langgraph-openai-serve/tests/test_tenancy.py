@@ -105,7 +105,7 @@ def _resume(client: openai.OpenAI, paused: Any, **extra: Any) -> Any:
     return client.responses.create(
         model="refund",
         previous_response_id=paused.id,
-        input=_answers(paused, "approve"),  # type: ignore[arg-type]
+        input=_answers(paused, "approve"),
         **extra,
     )
 
@@ -159,7 +159,7 @@ def test_another_tenants_runs_answer_404(
         NOT_FOUND_ATTEMPTS[attempt](bob, alice_runs)
 
     assert refused.value.status_code == 404
-    assert refused.value.body["code"] == "response_not_found"  # type: ignore[index]
+    assert refused.value.body["code"] == "response_not_found"
 
 
 @pytest.mark.parametrize(("tenant", "same_body"), [("bob", True), ("carol", False)])
@@ -212,7 +212,7 @@ async def _scopes(settings: Settings, *headers: dict[str, str]) -> list[str]:
 
     @server.openai_app.get("/scope")
     async def scope(request: Request) -> str:
-        return await server.openai_app.state.lgos.scope_for(request)  # type: ignore[no-any-return]
+        return await server.openai_app.state.lgos.scope_for(request)
 
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=server.app), base_url="http://t"

@@ -270,18 +270,27 @@ async def run_to_completion(
         RunTimeoutError: the run outlived ``time_limit`` seconds; the graph
             was cancelled.
     """
-    activity: list[ServerToolCall | ServerToolResult] = []
+    if time_limit is None:
+        return await _complete(run)
     deadline = asyncio.timeout(time_limit)
     try:
-        # aclosing: finish the generators here, not in asyncio's finalizer.
-        async with deadline, aclosing(run_graph(run, stream=False)) as events:
-            async for event in events:
-                if isinstance(event, RunCompleted | RunPaused):
-                    return event, tuple(activity)
-                if isinstance(event, ServerToolCall | ServerToolResult):
-                    activity.append(event)
+        async with deadline:
+            return await _complete(run)
     except TimeoutError:
-        if time_limit is not None and deadline.expired():
+        if deadline.expired():
             raise RunTimeoutError(time_limit) from None
         raise
+
+
+async def _complete(
+    run: PreparedRun,
+) -> tuple[RunCompleted | RunPaused, tuple[ServerToolCall | ServerToolResult, ...]]:
+    activity: list[ServerToolCall | ServerToolResult] = []
+    # aclosing: finish the generators here, not later in asyncio's finalizer.
+    async with aclosing(run_graph(run, stream=False)) as events:
+        async for event in events:
+            if isinstance(event, RunCompleted | RunPaused):
+                return event, tuple(activity)
+            if isinstance(event, ServerToolCall | ServerToolResult):
+                activity.append(event)
     raise GraphError("The graph run ended without completing.")

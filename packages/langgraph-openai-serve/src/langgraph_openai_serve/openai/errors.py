@@ -111,8 +111,31 @@ def run_timeout_failure(seconds: float) -> StreamFailure:
     return StreamFailure("run_timeout", str(RunTimeoutError(seconds)))
 
 
+class _NoDeadline:
+    """``asyncio.timeout(None)`` without its cost, for runs without a limit."""
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    def expired(self) -> bool:
+        return False
+
+
+_NO_DEADLINE = _NoDeadline()
+Deadline = asyncio.Timeout | _NoDeadline
+
+
+def run_deadline(seconds: float | None) -> Deadline:
+    """The context a stream's run is consumed in: ``seconds`` (``None``: no
+    limit) after entering it, the consuming task is cancelled."""
+    return _NO_DEADLINE if seconds is None else asyncio.timeout(seconds)
+
+
 def stream_failure(
-    deadline: asyncio.Timeout, time_limit: float | None, surface: str
+    deadline: Deadline, time_limit: float | None, surface: str
 ) -> StreamFailure:
     """Classify (and log) the exception a started stream is handling: the run
     outlived ``time_limit`` (its ``deadline`` expired) or something broke."""

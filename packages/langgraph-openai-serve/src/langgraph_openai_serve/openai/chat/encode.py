@@ -7,7 +7,6 @@ one ``json.dumps`` of the delta and no model construction.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 import uuid
@@ -23,6 +22,7 @@ from langgraph_openai_serve.openai.errors import (
     INTERNAL_FAILURE,
     StreamFailure,
     error_body,
+    run_deadline,
     stream_failure,
 )
 from langgraph_openai_serve.openai.jsonbody import dumps
@@ -193,7 +193,7 @@ async def stream_frames(
     ``run_timeout``.
     """
     yield encoder.start()
-    deadline = asyncio.timeout(time_limit)
+    deadline = run_deadline(time_limit)
     try:
         async with deadline:
             async for event in events:

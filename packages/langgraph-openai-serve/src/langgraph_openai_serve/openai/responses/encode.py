@@ -8,7 +8,6 @@ costs one ``json.dumps`` of its text.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -27,6 +26,7 @@ from langgraph_openai_serve.openai.context import RequestLog
 from langgraph_openai_serve.openai.errors import (
     INTERNAL_FAILURE,
     StreamFailure,
+    run_deadline,
     stream_failure,
 )
 from langgraph_openai_serve.openai.jsonbody import dumps
@@ -363,7 +363,7 @@ async def stream_frames(
     may set it: the deadline cancels whatever the consuming task awaits.
     """
     yield encoder.start()
-    deadline = asyncio.timeout(time_limit)
+    deadline = run_deadline(time_limit)
     try:
         async with deadline:
             async for event in events:
