@@ -1,6 +1,13 @@
-"""Tenants are isolated by default: ``lgos serve`` with two API keys and no
-code. Every attempt to reach another tenant's runs answers like an id that
-never existed (404), and the owner's runs are untouched by the attempts."""
+"""Tenants are isolated by default: ``lgos serve`` with API keys and no code.
+
+Twelve cross-tenant attempts: ten reach for another tenant's background,
+paused or paused-background run (retrieve, stream, stream from a sequence
+number, cancel, resume streamed, foreground or in the background) and answer
+exactly like an id that never existed (404, never 403); two reuse another
+tenant's ``Idempotency-Key`` and get a run of their own (never the other's
+Response, never a 422 revealing the key was used). A third key lets each
+idempotency attempt come from a tenant with no record of that key. The
+owner's runs are untouched by the attempts."""
 
 from __future__ import annotations
 
