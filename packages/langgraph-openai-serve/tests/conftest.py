@@ -6,6 +6,7 @@ import os
 import signal
 import sys
 from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,7 @@ from langgraph_openai_serve import (
     LanggraphOpenaiServe,
     Settings,
 )
-from lgos_testkit import STARTUP_SECONDS, free_port, start_process
+from lgos_testkit import STARTUP_SECONDS, RunningProcess, free_port, start_process
 from openai import AsyncOpenAI
 
 pytest_plugins = ["postgres_fixtures"]
@@ -139,3 +140,34 @@ def bytecode_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     does not compile every module again (``PYTHONDONTWRITEBYTECODE`` is set
     on these machines)."""
     return tmp_path_factory.mktemp("pycache")
+
+
+@dataclass(frozen=True)
+class LgosServe:
+    """A real ``lgos serve`` process and the base URL of its OpenAI API."""
+
+    process: RunningProcess
+    base_url: str
+
+
+def start_lgos_serve(log_dir: Path, registry: str, **env: str) -> LgosServe:
+    """Start ``lgos serve`` for ``registry`` on a free port; return once it
+    answers. Stop it with ``.process.stop()`` (SIGTERM by PID)."""
+    port = free_port()
+    base_url = f"http://127.0.0.1:{port}/v1"
+    process = start_process(
+        [sys.executable, "-m", "langgraph_openai_serve.cli", "serve"],
+        log=log_dir / f"lgos-serve-{port}.log",
+        name="lgos serve",
+        env={
+            **os.environ,
+            "PYTHONPATH": str(TESTS_DIR),
+            "LGOS_TEST_MARKER_DIR": str(log_dir),
+            "LGOS_REGISTRY": registry,
+            "LGOS_PORT": str(port),
+            "LGOS_LOG_FORMAT": "text",
+            **env,
+        },
+    )
+    process.wait_healthy(f"{base_url}/health", STARTUP_SECONDS)
+    return LgosServe(process, base_url)

@@ -33,7 +33,11 @@ async def _rejected(client, body, status=400):
             {"tools": [{"type": "file_search", "vector_store_ids": []}]},
             "tools.[0].type",
         ),
-        ({"text": {"format": {"type": "json_object"}}}, "text"),
+        ({"text": {"format": {"type": "json_object"}}}, "text.format.type"),
+        (
+            {"text": {"format": {"type": "json_schema", "name": "x", "schema": {}}}},
+            "text.format.type",
+        ),
         ({"temperature": 0.1}, "temperature"),
         ({"top_p": 0.9}, "top_p"),
         ({"max_output_tokens": 10}, "max_output_tokens"),

@@ -75,9 +75,8 @@ def create_app() -> FastAPI:
     settings = Settings()
     configure_logging(settings.LOG_FORMAT, settings.LOG_LEVEL)
     registry = load_registry(settings.REGISTRY)
-    app = FastAPI(title="LangGraph OpenAI Serve")
-    LanggraphOpenaiServe(graphs=registry, app=app, settings=settings).bind_openai_api()
-    return app
+    server = LanggraphOpenaiServe(graphs=registry, settings=settings)
+    return server.bind_openai_api().app
 
 
 def _bound_server() -> LanggraphOpenaiServe:

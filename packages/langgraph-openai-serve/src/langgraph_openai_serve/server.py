@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -29,9 +30,12 @@ from langgraph_openai_serve.openai import health
 from langgraph_openai_serve.openai.chat import routes as chat_routes
 from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
 from langgraph_openai_serve.openai.context import RequestContextMiddleware
-from langgraph_openai_serve.openai.errors import install_error_handlers
+from langgraph_openai_serve.openai.errors import (
+    install_error_handlers,
+    install_http_error_handler,
+)
 from langgraph_openai_serve.openai.models import routes as model_routes
-from langgraph_openai_serve.openai.request_body import document_bodies
+from langgraph_openai_serve.openai.request_body import BodyLimits, document_bodies
 from langgraph_openai_serve.openai.responses import routes as response_routes
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.state import (
@@ -40,15 +44,12 @@ from langgraph_openai_serve.openai.state import (
     ServeState,
     no_callbacks,
 )
+from langgraph_openai_serve.openai.tenancy import scope_resolver
 from langgraph_openai_serve.settings import Settings, normalize_prefix
 
 logger = logging.getLogger("langgraph_openai_serve")
 
 _TITLE = "LangGraph OpenAI Serve"
-
-
-def _default_scope(_request: object) -> str:
-    return "default"
 
 
 class LanggraphOpenaiServe:
@@ -57,6 +58,8 @@ class LanggraphOpenaiServe:
     ``bind_openai_api()`` mounts the OpenAI sub-application on ``app`` (a new
     FastAPI app when none is given) and wraps the host's lifespan so graph
     factories are resolved, and configuration errors raised, at startup.
+    ``checkpoint_scope`` defaults to ``LGOS_CHECKPOINT_SCOPE``: unset, each
+    API key's principal is its own scope (``openai/tenancy.py``).
     """
 
     def __init__(
@@ -73,8 +76,12 @@ class LanggraphOpenaiServe:
             raise TypeError("graphs must be a GraphRegistry")
         self.graph_registry = graphs
         self.settings = settings if settings is not None else Settings()
+        self._owns_app = app is None
         self.app = app if app is not None else FastAPI(title=_TITLE, version=_version())
-        self.checkpoint_scope: CheckpointScope = checkpoint_scope or _default_scope
+        # Secure by default: each API key's principal is its own scope.
+        self.checkpoint_scope: CheckpointScope = checkpoint_scope or scope_resolver(
+            self.settings.CHECKPOINT_SCOPE
+        )
         self._openai_app: FastAPI | None = None
         # Background Responses default to this process (memory store, tasks).
         self.response_store = response_store
@@ -109,6 +116,8 @@ class LanggraphOpenaiServe:
             checkpoint_scope=self.checkpoint_scope,
             ping_interval=settings.SSE_PING_INTERVAL,
             created=int(time.time()),
+            body_limits=BodyLimits(settings.MAX_REQUEST_BYTES, settings.MAX_JSON_DEPTH),
+            run_timeout=settings.RUN_TIMEOUT,
             callbacks=langfuse_callbacks if settings.ENABLE_LANGFUSE else no_callbacks,
             chat_status_as_reasoning=settings.CHAT_STATUS_AS_REASONING,
             background=self._background_runtime(),
@@ -131,7 +140,14 @@ class LanggraphOpenaiServe:
         openai_app.include_router(response_routes.router)
         openai_app.include_router(health.router)
         document_bodies(openai_app, ChatCompletionRequest, ResponseCreateRequest)
-        self.app.router.routes.append(Mount(mount_at, app=openai_app, name="openai"))
+        mount = Mount(mount_at, app=openai_app, name="openai")
+        # Starlette's ``.*`` stops at a newline: ``/v1/models/a%0Ab`` would
+        # miss the mount and get the host's plain 404.
+        mount.path_regex = re.compile(mount.path_regex.pattern, re.DOTALL)
+        self.app.router.routes.append(mount)
+        if self._owns_app:
+            # The host is ours: its 404 and 405 answer with the envelope too.
+            install_http_error_handler(self.app)
         self._wrap_lifespan()
         self._openai_app = openai_app
         logger.info(

@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from langgraph_openai_serve.api_keys import ApiKeys
 from langgraph_openai_serve.deprecation import warn_renamed
+from langgraph_openai_serve.openai.request_body import PARSER_MAX_DEPTH
 
 
 def normalize_prefix(value: str) -> str:
@@ -37,6 +38,21 @@ class Settings(BaseSettings):
     API_KEYS: SecretStr | None = None
     """Bearer keys for every OpenAI route but health: a JSON object mapping
     each key to a principal, or a comma-separated list. Unset: no auth."""
+    MAX_REQUEST_BYTES: int = Field(default=32 * 1024 * 1024, ge=1)
+    """Largest request body accepted; a larger one answers 413."""
+    MAX_JSON_DEPTH: int = Field(default=PARSER_MAX_DEPTH, ge=1, le=PARSER_MAX_DEPTH)
+    """Deepest nesting of arrays and objects in a request body; deeper answers
+    400. The default is the JSON parser's own bound and costs nothing; a
+    lower one is checked on bodies with more brackets than the limit."""
+    RUN_TIMEOUT: float | None = Field(default=None, gt=0)
+    """Seconds a foreground run may take (unset: no limit). Past it the graph
+    is cancelled: a stream ends with the protocol's failure (``run_timeout``),
+    a non-streaming request answers 504. Background runs are not limited."""
+    CHECKPOINT_SCOPE: str | None = None
+    """Who shares stored runs. Unset: each API key's principal is its own
+    scope (paused runs, background Responses, idempotency keys). A
+    ``module:callable`` taking the request names another resolver; ``none``
+    puts every caller in one shared scope."""
     CORS_ORIGINS: list[str] = []
     """Browser origins allowed to call the API (``["*"]`` for any)."""
     ENABLE_LANGFUSE: bool = False

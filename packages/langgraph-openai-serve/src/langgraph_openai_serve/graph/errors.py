@@ -9,7 +9,8 @@ The hierarchy::
     ├── GraphError                a graph run broke LGOS's output contract
     ├── RunBusyError              another holder has the run's coordinator lease
     ├── InterruptStateConflictError  answers do not match the paused run
-    └── PausedRunNotFoundError    no paused run of this scope has that id
+    ├── PausedRunNotFoundError    no paused run of this scope has that id
+    └── RunTimeoutError           a run outlived the server's time limit (cancelled)
 
 The errors of background Responses live in ``background/errors.py``.
 
@@ -85,3 +86,11 @@ class PausedRunNotFoundError(LGOSError, LookupError):
     def __init__(self, response_id: str) -> None:
         super().__init__(f"No paused response '{response_id}' was found.")
         self.response_id = response_id
+
+
+class RunTimeoutError(LGOSError):
+    """A run outlived the server's time limit and was cancelled."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"The run exceeded the server's time limit of {seconds:g} s.")
+        self.seconds = seconds

@@ -21,7 +21,11 @@ from langgraph.types import Command, StreamMode
 
 from langgraph_openai_serve.graph.answer import Answer
 from langgraph_openai_serve.graph.config import AnyGraph, GraphConfig
-from langgraph_openai_serve.graph.errors import GraphConfigurationError, GraphError
+from langgraph_openai_serve.graph.errors import (
+    GraphConfigurationError,
+    GraphError,
+    RunTimeoutError,
+)
 from langgraph_openai_serve.graph.events import (
     RunCompleted,
     RunEvent,
@@ -259,10 +263,30 @@ def _stream_modes(
 
 
 async def run_to_completion(
-    run: PreparedRun,
+    run: PreparedRun, *, time_limit: float | None = None
 ) -> tuple[RunCompleted | RunPaused, tuple[ServerToolCall | ServerToolResult, ...]]:
     """Drive a non-streaming run: its completion (or pause) and server-tool
-    activity."""
+    activity.
+
+    Raises:
+        RunTimeoutError: the run outlived ``time_limit`` seconds; the graph
+            was cancelled.
+    """
+    if time_limit is None:
+        return await _complete(run)
+    deadline = asyncio.timeout(time_limit)
+    try:
+        async with deadline:
+            return await _complete(run)
+    except TimeoutError:
+        if deadline.expired():
+            raise RunTimeoutError(time_limit) from None
+        raise
+
+
+async def _complete(
+    run: PreparedRun,
+) -> tuple[RunCompleted | RunPaused, tuple[ServerToolCall | ServerToolResult, ...]]:
     activity: list[ServerToolCall | ServerToolResult] = []
     # aclosing: finish the generators here, not later in asyncio's finalizer.
     async with aclosing(run_graph(run, stream=False)) as events:

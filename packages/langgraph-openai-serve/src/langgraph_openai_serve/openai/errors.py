@@ -7,6 +7,7 @@ error is an in-band event instead; the encoders own that.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Sequence
@@ -29,12 +30,15 @@ from langgraph_openai_serve.graph.errors import (
     InvalidRequestError,
     PausedRunNotFoundError,
     RunBusyError,
+    RunTimeoutError,
 )
 from langgraph_openai_serve.openai.compact_json import json_response
 
 logger = logging.getLogger("langgraph_openai_serve")
 
 INTERNAL_ERROR_MESSAGE = "Internal server error"
+RETRY_AFTER_SECONDS = "1"
+_REQUEST_PARTS = frozenset({"query", "path", "header", "cookie"})
 
 # Top-level fields clients send that LGOS rejects on purpose, with the reason.
 _UNSUPPORTED_HINTS = {
@@ -43,7 +47,6 @@ _UNSUPPORTED_HINTS = {
     "use 'tool_choice'.",
     "conversation": "LGOS keeps no conversations; replay the previous output items "
     "in 'input' instead.",
-    "text": "Structured output is not supported; graphs return plain text.",
 }
 _GENERATION_CONTROLS = frozenset(
     {
@@ -73,6 +76,11 @@ _GENERATION_CONTROLS = frozenset(
         "context_management",
     }
 )
+# Values LGOS refuses on purpose, by the param of the wrong value.
+_VALUE_HINTS = {
+    "text.format.type": "Structured output is not supported; graphs return plain "
+    "text, so 'text.format' may only be of type 'text'.",
+}
 _QUOTED = re.compile(r"'([^']+)'")
 # Among errors at the same depth, the one that says most about the client's
 # mistake wins: a wrong literal over an unsupported field over a missing one.
@@ -83,6 +91,61 @@ _ERROR_RANK = {
     "extra_forbidden": 2,
     "missing": 1,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class StreamFailure:
+    """Why a started stream ends early: the ``code`` and ``message`` of its
+    in-band failure event (``response.failed`` / the Chat error chunk)."""
+
+    code: str
+    message: str
+
+
+INTERNAL_FAILURE = StreamFailure("server_error", INTERNAL_ERROR_MESSAGE)
+SHUTDOWN_FAILURE = StreamFailure(
+    "server_shutdown",
+    "The server shut down before the response finished; retry the request.",
+)
+
+
+def run_timeout_failure(seconds: float) -> StreamFailure:
+    return StreamFailure("run_timeout", str(RunTimeoutError(seconds)))
+
+
+class _NoDeadline:
+    """``asyncio.timeout(None)`` without its cost, for runs without a limit."""
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+    def expired(self) -> bool:
+        return False
+
+
+_NO_DEADLINE = _NoDeadline()
+Deadline = asyncio.Timeout | _NoDeadline
+
+
+def run_deadline(seconds: float | None) -> Deadline:
+    """The context a stream's run is consumed in: ``seconds`` (``None``: no
+    limit) after entering it, the consuming task is cancelled."""
+    return _NO_DEADLINE if seconds is None else asyncio.timeout(seconds)
+
+
+def stream_failure(
+    deadline: Deadline, time_limit: float | None, surface: str
+) -> StreamFailure:
+    """Classify (and log) the exception a started stream is handling: the run
+    outlived ``time_limit`` (its ``deadline`` expired) or something broke."""
+    if time_limit is not None and deadline.expired():
+        logger.warning("%s.run_timeout seconds=%s", surface, time_limit)
+        return run_timeout_failure(time_limit)
+    logger.exception("%s.stream_failed", surface)
+    return INTERNAL_FAILURE
 
 
 def error_body(
@@ -135,6 +198,10 @@ _TABLE: dict[type[Exception], _Envelope] = {
     ),
     ContextOverflowError: _Envelope(400, "context_length_exceeded"),
 }
+# Errors of the server's own limits: the message is the exception's own.
+_SERVER_TABLE: dict[type[Exception], _Envelope] = {
+    RunTimeoutError: _Envelope(504, "run_timeout"),
+}
 
 
 def response_for(exc: Exception) -> Response:
@@ -149,6 +216,11 @@ def response_for(exc: Exception) -> Response:
                 param=envelope.param,
                 code=envelope.code,
             )
+    envelope = _SERVER_TABLE.get(type(exc))
+    if envelope is not None:
+        return error_response(
+            envelope.status, str(exc), "server_error", code=envelope.code
+        )
     if isinstance(exc, RequestValidationError):
         return _validation_response(exc)
     if isinstance(exc, InvalidRequestError):
@@ -161,8 +233,30 @@ def response_for(exc: Exception) -> Response:
         )
     if isinstance(exc, HTTPException):
         return _http_response(exc)
+    if _is_pool_timeout(exc):
+        logger.warning("request.pool_exhausted: %s", exc)
+        return _unavailable()
     logger.error("request.failed", exc_info=exc)
     return internal_error_response()
+
+
+def _is_pool_timeout(exc: Exception) -> bool:
+    # psycopg_pool is an optional extra: recognised by name, never imported.
+    return any(
+        cls.__name__ == "PoolTimeout" and cls.__module__.startswith("psycopg_pool")
+        for cls in type(exc).__mro__
+    )
+
+
+def _unavailable() -> Response:
+    response = error_response(
+        503,
+        "The server has no free database connection right now; retry shortly.",
+        "server_error",
+        code="server_busy",
+    )
+    response.headers["Retry-After"] = RETRY_AFTER_SECONDS
+    return response
 
 
 async def _handle(request: Request, exc: Exception) -> Response:
@@ -177,8 +271,15 @@ def install_error_handlers(app: FastAPI) -> None:
         HTTPException,
         InvalidRequestError,
         *_TABLE,
+        *_SERVER_TABLE,
     ):
         app.add_exception_handler(exc_class, _handle)
+
+
+def install_http_error_handler(app: FastAPI) -> None:
+    """Answer ``app``'s own 404 and 405 (paths outside the OpenAI mount)
+    with the envelope; used on the host app LGOS creates."""
+    app.add_exception_handler(HTTPException, _handle)
 
 
 def _http_response(exc: HTTPException) -> Response:
@@ -189,7 +290,10 @@ def _http_response(exc: HTTPException) -> Response:
     else:
         message = str(exc.detail)
     type_ = "invalid_request_error" if exc.status_code < 500 else "server_error"
-    return error_response(exc.status_code, message, type_)
+    response = error_response(exc.status_code, message, type_)
+    if exc.headers:  # e.g. the ``Allow`` of a 405
+        response.headers.update(exc.headers)
+    return response
 
 
 def _validation_response(exc: RequestValidationError) -> Response:
@@ -203,6 +307,11 @@ def _validation_response(exc: RequestValidationError) -> Response:
             "We could not parse the JSON body of your request. The body must be a "
             "JSON object.",
             "invalid_request_error",
+        )
+    if first["loc"] and first["loc"][0] in _REQUEST_PARTS:
+        param = ".".join(str(part) for part in first["loc"][1:]) or None
+        return error_response(
+            400, _message(first, param), "invalid_request_error", param=param
         )
     body = getattr(exc, "body", None)
     # A union reports one error per member; the deepest path is the member
@@ -239,6 +348,8 @@ def _message(error: Any, param: str | None) -> str:
         return f"Unrecognized request argument supplied: {param}"
     if kind == "missing":
         return f"Missing required parameter: '{param}'."
+    if param in _VALUE_HINTS:
+        return _VALUE_HINTS[param]
     msg = str(error.get("msg", "invalid value")).rstrip(".")
     return f"Invalid value for '{param}': {msg}."
 

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from langgraph_openai_serve.openai.error_docs import PUBLIC_ROUTE, error_responses
+
 router = APIRouter()
 
 
-@router.get("/health")
+@router.get("/health", responses=error_responses(base=PUBLIC_ROUTE))
 async def health() -> dict[str, str]:
     return {"status": "ok"}

@@ -6,11 +6,19 @@ dependency graph and validate the resulting dict: three passes per request.
 becomes the same ``RequestValidationError`` FastAPI would raise (locations
 under ``body``, the decoded body attached), so the error envelope and its
 ``param`` paths are unchanged. ``openapi_body`` keeps the schema in the docs.
+
+Hostile bodies are refused by cause: one larger than ``BodyLimits.max_bytes``
+answers 413 before it is read whole; one nested deeper than
+``BodyLimits.max_depth`` answers 400. pydantic-core's parser already stops at
+``PARSER_MAX_DEPTH`` levels, so the default limit costs nothing; a lower one
+is measured only for bodies with more brackets than the limit.
 """
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from fastapi import FastAPI
@@ -18,27 +26,94 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
+from langgraph_openai_serve.graph.errors import InvalidRequestError
+
 Model = TypeVar("Model", bound=BaseModel)
 
+PARSER_MAX_DEPTH = 200
+"""Nesting pydantic-core's JSON parser accepts; deeper is ``json_invalid``."""
+_RECURSION_LIMIT = "recursion limit exceeded"
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_A_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
 
-async def parse_body(request: Request, model: type[Model]) -> Model:
-    """``model`` validated from the request's JSON body."""
-    raw = await request.body()
+
+@dataclass(frozen=True, slots=True)
+class BodyLimits:
+    """How large and how deeply nested a JSON request body may be."""
+
+    max_bytes: int
+    max_depth: int = PARSER_MAX_DEPTH
+
+
+async def parse_body(request: Request, model: type[Model], limits: BodyLimits) -> Model:
+    """``model`` validated from the request's JSON body.
+
+    Raises:
+        InvalidRequestError: the body is too large (413) or too deep (400).
+        RequestValidationError: the body is not a valid ``model``.
+    """
+    raw = await _read(request, limits.max_bytes)
     try:
-        return model.model_validate_json(raw)
+        parsed = model.model_validate_json(raw)
     except ValidationError as exc:
-        errors = [
-            {**error, "loc": ("body", *error["loc"])}
-            for error in exc.errors(include_url=False)
-        ]
-        raise RequestValidationError(errors, body=_decoded(raw)) from None
+        errors = exc.errors(include_url=False)
+        if errors and _RECURSION_LIMIT in errors[0]["msg"]:
+            raise _too_deep(min(limits.max_depth, PARSER_MAX_DEPTH)) from None
+        located = [{**error, "loc": ("body", *error["loc"])} for error in errors]
+        raise RequestValidationError(located, body=_decoded(raw)) from None
+    if limits.max_depth < PARSER_MAX_DEPTH and too_deep(raw, limits.max_depth):
+        raise _too_deep(limits.max_depth)
+    return parsed
+
+
+async def _read(request: Request, max_bytes: int) -> bytes:
+    # What ``Request.body()`` does, counting: a body over the limit is refused
+    # after at most ``max_bytes`` were read, whatever Content-Length claims.
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > max_bytes:
+            raise _too_large(max_bytes)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def too_deep(raw: bytes, max_depth: int) -> bool:
+    """Whether the JSON text ``raw`` nests arrays and objects deeper than
+    ``max_depth``. Free when it has too few brackets to; otherwise strings are
+    cut out and innermost pairs removed one level per pass, at C speed."""
+    if raw.count(b"[") + raw.count(b"{") <= max_depth:
+        return False
+    brackets = _STRING.sub(b"", raw).translate(None, _NOT_A_BRACKET)
+    brackets = brackets.replace(b"{", b"[").replace(b"}", b"]")
+    for _ in range(max_depth):
+        brackets = brackets.replace(b"[]", b"")
+        if not brackets:
+            return False
+    return b"[" in brackets
+
+
+def _too_deep(max_depth: int) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"The JSON body nests arrays and objects deeper than {max_depth} levels.",
+        code="json_too_deep",
+    )
+
+
+def _too_large(max_bytes: int) -> InvalidRequestError:
+    return InvalidRequestError(
+        f"The request body is larger than the limit of {max_bytes} bytes.",
+        code="request_too_large",
+        status_code=413,
+    )
 
 
 def _decoded(raw: bytes) -> Any:
     # Only the error path decodes twice: the param walk needs the body's shape.
     try:
         return json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
 
 

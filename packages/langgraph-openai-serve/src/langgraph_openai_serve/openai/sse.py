@@ -5,7 +5,9 @@ encoder) in one task and writes from the request task. Frames cross a deque
 once; when several are waiting they go out in a single write. While the
 producer is silent a ``: ping`` comment is sent every ``ping_interval``
 seconds. A client that disconnects cancels the producer at once, even while
-the graph is silent.
+the graph is silent. When the server cancels the response itself (its
+shutdown deadline passed), the stream still ends the protocol's way: the
+frames already made, then the ``on_cut`` frame, instead of a bare close.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -84,9 +86,12 @@ class EventStreamResponse(Response):
         *,
         ping_interval: float = DEFAULT_PING_INTERVAL,
         headers: list[tuple[bytes, bytes]] | None = None,
+        on_cut: Callable[[], bytes] | None = None,
     ) -> None:
         self.frames = frames
         self.ping_interval = ping_interval
+        self.on_cut = on_cut
+        """The failure frame ending a stream the server cancels."""
         self.status_code = 200
         self.background = None
         self.raw_headers = [*_HEADERS, *(headers or ())]
@@ -99,6 +104,7 @@ class EventStreamResponse(Response):
         )
         producer = asyncio.create_task(self._produce(mailbox))
         watcher = asyncio.create_task(self._watch(receive, mailbox, disconnected))
+        body = b""
         try:
             while True:
                 await mailbox.wait(self.ping_interval)
@@ -114,9 +120,24 @@ class EventStreamResponse(Response):
                 await send(
                     {"type": "http.response.body", "body": body, "more_body": True}
                 )
+                body = b""
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         except OSError:
             return  # the client went away while we were writing
+        except asyncio.CancelledError:
+            # Only the server cancels a response task (uvicorn, once its
+            # graceful-shutdown deadline passed): stop the run, then tell the
+            # client why the stream ends, in the protocol's own terms.
+            producer.cancel()
+            if self.on_cut is not None and not disconnected.is_set():
+                body += b"".join(mailbox.frames)
+                if not mailbox.closed:  # the run had not ended on its own
+                    body += self.on_cut()
+                with contextlib.suppress(OSError):
+                    await send(
+                        {"type": "http.response.body", "body": body, "more_body": False}
+                    )
+            raise
         finally:
             watcher.cancel()
             producer.cancel()

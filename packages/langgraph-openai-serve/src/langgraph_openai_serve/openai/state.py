@@ -17,6 +17,7 @@ from langgraph_openai_serve.background.protocol import (
 )
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.graph.registry import GraphRegistry
+from langgraph_openai_serve.openai.request_body import BodyLimits
 
 CheckpointScope = Callable[[Request], str | Awaitable[str]]
 RunCallbacks = Callable[[], tuple[BaseCallbackHandler, ...]]
@@ -61,6 +62,9 @@ class ServeState:
     ping_interval: float
     created: int
     """Unix time reported as every model's ``created``."""
+    body_limits: BodyLimits
+    run_timeout: float | None = None
+    """Seconds a foreground run may take before it is cancelled."""
     callbacks: RunCallbacks = no_callbacks
     """Server-wide callbacks for one graph run (``server.py`` passes Langfuse's
     when tracing is on; they are built on the first run)."""

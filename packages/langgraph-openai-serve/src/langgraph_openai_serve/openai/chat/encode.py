@@ -8,7 +8,6 @@ one ``json.dumps`` of the delta and no model construction.
 from __future__ import annotations
 
 import json
-import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -20,10 +19,14 @@ from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
 from langgraph_openai_serve.openai.compact_json import dumps
 from langgraph_openai_serve.openai.context import RequestLog
-from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE, error_body
+from langgraph_openai_serve.openai.errors import (
+    INTERNAL_FAILURE,
+    StreamFailure,
+    error_body,
+    run_deadline,
+    stream_failure,
+)
 from langgraph_openai_serve.openai.sse import DONE_FRAME, data_frame
-
-logger = logging.getLogger("langgraph_openai_serve")
 
 _FINISH_REASONS = {"length": "length", "content_filter": "content_filter"}
 
@@ -168,11 +171,14 @@ class ChatStreamEncoder:
         frames.append(DONE_FRAME)
         return b"".join(frames)
 
-    def error(self) -> bytes:
-        """The error chunk (with its ``code``) and ``[DONE]`` that end a failed
-        stream: clients waiting for ``[DONE]`` stop reading instead of hanging
-        on a connection the server is about to close."""
-        body = error_body(INTERNAL_ERROR_MESSAGE, "server_error", code="server_error")
+    def error(self, failure: StreamFailure = INTERNAL_FAILURE) -> bytes:
+        """The error chunk and ``[DONE]`` that end a failed stream: its
+        ``code`` says why (``server_error``, or ``run_timeout`` /
+        ``server_shutdown`` when the server cut the run), and clients waiting
+        for ``[DONE]`` stop reading instead of hanging on a connection the
+        server is about to close."""
+        code = "server_error" if failure is INTERNAL_FAILURE else failure.code
+        body = error_body(failure.message, "server_error", code=code)
         return data_frame(dumps(body)) + DONE_FRAME
 
 
@@ -180,29 +186,37 @@ async def stream_frames(
     events: AsyncIterator[RunEvent],
     encoder: ChatStreamEncoder,
     log: RequestLog | None = None,
+    *,
+    time_limit: float | None = None,
 ) -> AsyncIterator[bytes]:
     """Encode a run's events; a failure ends the stream with an error chunk
     and ``[DONE]``.
 
-    Statuses only arrive when the server forwards them as reasoning.
+    Statuses only arrive when the server forwards them as reasoning. A run
+    still going after ``time_limit`` seconds is cancelled and fails with
+    ``run_timeout``.
     """
     yield encoder.start()
+    deadline = run_deadline(time_limit)
     try:
-        async for event in events:
-            if type(event) is TextDelta:
-                yield encoder.text(event.text)
-            elif type(event) is RunCompleted:
-                if log is not None:
-                    log.stream_outcome = (
-                        "completed" if event.answer.stop == "complete" else "incomplete"
-                    )
-                yield encoder.finish(event.answer, event.usage)
-            elif type(event) is StatusUpdate:
-                frame = encoder.reasoning(event)
-                if frame:
-                    yield frame
+        async with deadline:
+            async for event in events:
+                if type(event) is TextDelta:
+                    yield encoder.text(event.text)
+                elif type(event) is RunCompleted:
+                    if log is not None:
+                        log.stream_outcome = (
+                            "completed"
+                            if event.answer.stop == "complete"
+                            else "incomplete"
+                        )
+                    yield encoder.finish(event.answer, event.usage)
+                elif type(event) is StatusUpdate:
+                    frame = encoder.reasoning(event)
+                    if frame:
+                        yield frame
     except Exception:
-        logger.exception("chat.stream_failed")
+        failure = stream_failure(deadline, time_limit, "chat")
         if log is not None:
             log.stream_outcome = "failed"
-        yield encoder.error()
+        yield encoder.error(failure)

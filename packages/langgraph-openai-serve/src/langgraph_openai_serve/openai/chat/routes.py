@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
@@ -22,6 +24,8 @@ from langgraph_openai_serve.openai.chat.encode import (
 from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
 from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.context import request_log
+from langgraph_openai_serve.openai.error_docs import error_responses
+from langgraph_openai_serve.openai.errors import SHUTDOWN_FAILURE
 from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.sse import EventStreamResponse
 from langgraph_openai_serve.openai.state import serve_state
@@ -33,11 +37,12 @@ router = APIRouter()
     "/chat/completions",
     response_model=None,
     openapi_extra=openapi_body(ChatCompletionRequest),
+    responses=error_responses(400, 413, 504),
 )
 async def create_chat_completion(request: Request) -> Response:
     """Run the graph registered as ``body.model`` over the conversation."""
-    body = await parse_body(request, ChatCompletionRequest)
     state = serve_state(request)
+    body = await parse_body(request, ChatCompletionRequest, state.body_limits)
     config = state.registry.get_graph(body.model)
     if config.supports(GraphFeature.INTERRUPTS):
         raise InvalidRequestError(
@@ -75,11 +80,12 @@ async def create_chat_completion(request: Request) -> Response:
         encoder = ChatStreamEncoder(body.model, include_usage=include_usage)
         events = run_graph(run, stream=True, statuses=state.chat_status_as_reasoning)
         return EventStreamResponse(
-            stream_frames(events, encoder, log),
+            stream_frames(events, encoder, log, time_limit=state.run_timeout),
             ping_interval=state.ping_interval,
+            on_cut=partial(encoder.error, SHUTDOWN_FAILURE),
         )
     # Chat selects no server tools and never runs interrupt graphs.
-    completed, _ = await run_to_completion(run)
+    completed, _ = await run_to_completion(run, time_limit=state.run_timeout)
     if not isinstance(completed, RunCompleted):
         raise GraphError("A Chat Completions run paused.")
     return json_response(completion_body(body.model, completed.answer, completed.usage))

@@ -11,6 +11,7 @@ from langgraph_openai_serve.graph.client_settings import contract_for
 from langgraph_openai_serve.graph.config import GraphConfig
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.openai.compact_json import json_response
+from langgraph_openai_serve.openai.error_docs import error_responses
 from langgraph_openai_serve.openai.state import serve_state
 
 router = APIRouter()
@@ -41,7 +42,7 @@ def model_object(
     }
 
 
-@router.get("/models", response_model=None)
+@router.get("/models", response_model=None, responses=error_responses())
 async def list_models(request: Request) -> Response:
     """Every registered graph, with its description, features and tools."""
     state = serve_state(request)
@@ -52,7 +53,7 @@ async def list_models(request: Request) -> Response:
     return json_response({"object": "list", "data": data})
 
 
-@router.get("/models/{model}", response_model=None)
+@router.get("/models/{model}", response_model=None, responses=error_responses())
 async def retrieve_model(model: str, request: Request) -> Response:
     """One graph with the complete ``lgos`` extension."""
     state = serve_state(request)

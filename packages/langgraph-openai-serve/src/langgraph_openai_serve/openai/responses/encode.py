@@ -8,7 +8,6 @@ costs one ``json.dumps`` of its text.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -26,7 +25,12 @@ from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
 from langgraph_openai_serve.openai.compact_json import dumps
 from langgraph_openai_serve.openai.context import RequestLog
-from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE
+from langgraph_openai_serve.openai.errors import (
+    INTERNAL_FAILURE,
+    StreamFailure,
+    run_deadline,
+    stream_failure,
+)
 from langgraph_openai_serve.openai.responses.approvals import (
     InterruptRejected,
     rejected_body,
@@ -52,8 +56,6 @@ from langgraph_openai_serve.openai.responses.pause import (
     interrupt_calls,
 )
 from langgraph_openai_serve.openai.responses.tools import WEB_SEARCH
-
-logger = logging.getLogger("langgraph_openai_serve")
 
 
 class _OpenMessage:
@@ -385,7 +387,7 @@ class ResponseStreamEncoder:
         """``response.failed`` with ``code: "interrupt_rejected"``."""
         return self._event("response.failed", {"response": rejected_body(rejection)})
 
-    def fail(self) -> bytes:
+    def fail(self, failure: StreamFailure = INTERNAL_FAILURE) -> bytes:
         """``error`` then ``response.failed`` keeping partial output."""
         message = self.answer
         if message is not None:
@@ -393,43 +395,51 @@ class ResponseStreamEncoder:
         for item in self.output:
             if item["status"] in ("in_progress", "searching"):
                 item["status"] = "incomplete"
-        error = {"code": "server_error", "message": INTERNAL_ERROR_MESSAGE}
+        error = {"code": failure.code, "message": failure.message}
         failed = self.shell.body("failed", self.output, error=error)
-        return self._event(
-            "error",
-            {"code": "server_error", "message": INTERNAL_ERROR_MESSAGE, "param": None},
-        ) + self._event("response.failed", {"response": failed})
+        return self._event("error", {**error, "param": None}) + self._event(
+            "response.failed", {"response": failed}
+        )
 
 
 async def stream_frames(
     events: AsyncIterator[RunEvent],
     encoder: ResponseStreamEncoder,
     log: RequestLog | None = None,
+    *,
+    time_limit: float | None = None,
 ) -> AsyncIterator[bytes]:
-    """Encode a run; a failure ends with ``error`` and ``response.failed``."""
+    """Encode a run; a failure ends with ``error`` and ``response.failed``.
+
+    A run still going after ``time_limit`` seconds is cancelled and fails
+    with ``run_timeout``. Only a consumer that awaits nothing between frames
+    may set it: the deadline cancels whatever the consuming task awaits.
+    """
     yield encoder.start()
+    deadline = run_deadline(time_limit)
     try:
-        async for event in events:
-            if type(event) is TextDelta:
-                yield encoder.text(event.text)
-            elif type(event) is StatusUpdate:
-                frame = encoder.status(event)
-                if frame:
-                    yield frame
-            elif type(event) is ServerToolCall:
-                yield encoder.server_call(event)
-            elif type(event) is ServerToolResult:
-                yield encoder.server_result(event)
-            elif type(event) is RunCompleted:
-                if log is not None:
-                    log.stream_outcome = answer_status(event.answer)
-                yield encoder.finish(event.answer, event.usage)
-            elif type(event) is RunPaused:
-                if log is not None:
-                    log.stream_outcome = "paused"
-                yield encoder.pause(event)
+        async with deadline:
+            async for event in events:
+                if type(event) is TextDelta:
+                    yield encoder.text(event.text)
+                elif type(event) is StatusUpdate:
+                    frame = encoder.status(event)
+                    if frame:
+                        yield frame
+                elif type(event) is ServerToolCall:
+                    yield encoder.server_call(event)
+                elif type(event) is ServerToolResult:
+                    yield encoder.server_result(event)
+                elif type(event) is RunCompleted:
+                    if log is not None:
+                        log.stream_outcome = answer_status(event.answer)
+                    yield encoder.finish(event.answer, event.usage)
+                elif type(event) is RunPaused:
+                    if log is not None:
+                        log.stream_outcome = "paused"
+                    yield encoder.pause(event)
     except Exception:
-        logger.exception("responses.stream_failed")
+        failure = stream_failure(deadline, time_limit, "responses")
         if log is not None:
             log.stream_outcome = "failed"
-        yield encoder.fail()
+        yield encoder.fail(failure)

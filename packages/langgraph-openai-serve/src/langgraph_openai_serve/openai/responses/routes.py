@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from functools import partial
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request
@@ -15,6 +16,8 @@ from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.runner import run_graph, run_to_completion
 from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.context import request_log
+from langgraph_openai_serve.openai.error_docs import error_responses
+from langgraph_openai_serve.openai.errors import SHUTDOWN_FAILURE
 from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.responses import background
 from langgraph_openai_serve.openai.responses.approvals import (
@@ -44,14 +47,15 @@ router = APIRouter()
     "/responses",
     response_model=None,
     openapi_extra=openapi_body(ResponseCreateRequest),
+    responses=error_responses(400, 409, 413, 422, 504),
 )
 async def create_response(request: Request) -> Response:
     """Run the graph registered as ``body.model`` and return a Response.
 
     A background request may carry an ``Idempotency-Key`` header.
     """
-    body = await parse_body(request, ResponseCreateRequest)
     state = serve_state(request)
+    body = await parse_body(request, ResponseCreateRequest, state.body_limits)
     config = state.registry.get_graph(body.model)
     interrupts = config.supports(GraphFeature.INTERRUPTS)
     resuming = body.previous_response_id is not None
@@ -95,11 +99,17 @@ async def create_response(request: Request) -> Response:
         if body.stream:
             events = run_graph(opened.run, stream=True, statuses=True)
             encoder = ResponseStreamEncoder(opened.shell, config.interrupt_protocol)
-            frames = stream_frames(events, encoder, log)
+            frames = stream_frames(events, encoder, log, time_limit=state.run_timeout)
             if lease is not None:
                 frames, lease = releasing(lease, frames), None
-            return EventStreamResponse(frames, ping_interval=state.ping_interval)
-        completed, activity = await run_to_completion(opened.run)
+            return EventStreamResponse(
+                frames,
+                ping_interval=state.ping_interval,
+                on_cut=partial(encoder.fail, SHUTDOWN_FAILURE),
+            )
+        completed, activity = await run_to_completion(
+            opened.run, time_limit=state.run_timeout
+        )
     finally:
         if lease is not None:
             await lease.release()
@@ -140,7 +150,9 @@ async def _submit_background(
     return json_response(snapshot)
 
 
-@router.get("/responses/{response_id}", response_model=None)
+@router.get(
+    "/responses/{response_id}", response_model=None, responses=error_responses(400)
+)
 async def retrieve_response(
     response_id: str,
     request: Request,
@@ -162,7 +174,11 @@ async def retrieve_response(
     return json_response(snapshot)
 
 
-@router.post("/responses/{response_id}/cancel", response_model=None)
+@router.post(
+    "/responses/{response_id}/cancel",
+    response_model=None,
+    responses=error_responses(),
+)
 async def cancel_response(response_id: str, request: Request) -> Response:
     """Cancel a background Response; cancelling a finished one changes nothing."""
     state = serve_state(request)

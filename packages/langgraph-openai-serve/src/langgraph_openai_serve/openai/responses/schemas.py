@@ -2,8 +2,10 @@
 
 Unknown fields fail. A few fields real clients send with harmless values are
 accepted only with those values: ``include: []`` (the Agents SDK), ``store``
-false, and the null ``caller`` / ``namespace`` / ``parsed`` / ``async`` fields
-of replayed SDK output items.
+false, ``text.format`` of type ``text`` (the default), and the null
+``caller`` / ``namespace`` / ``parsed`` / ``async`` fields of replayed SDK
+output items. The JSON schema says so too (``include`` has no items, ``store``
+is never true), so the published schema and the server agree.
 """
 
 from __future__ import annotations
@@ -224,6 +226,16 @@ NamedChoice = Annotated[
 ]
 
 
+class PlainTextFormat(_Strict):
+    type: Literal["text"]
+
+
+class TextOptions(_Strict):
+    """``text``: only the default plain-text format; graphs return text."""
+
+    format: PlainTextFormat | None = None
+
+
 class ResponseCreateRequest(_Strict):
     """``POST /responses``, as far as LGOS supports it."""
 
@@ -236,8 +248,9 @@ class ResponseCreateRequest(_Strict):
     tool_choice: Literal["none", "auto", "required"] | NamedChoice | None = None
     parallel_tool_calls: bool | None = None
     stream: bool | None = False
-    store: bool | None = None
-    include: list[str] | None = None
+    store: bool | None = Field(default=None, json_schema_extra={"enum": [False, None]})
+    include: list[str] | None = Field(default=None, json_schema_extra={"maxItems": 0})
+    text: TextOptions | None = None
     previous_response_id: str | None = None
     background: bool | None = None
 
