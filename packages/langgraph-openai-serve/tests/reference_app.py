@@ -3,17 +3,20 @@
 Every construct below is the reference's own usage (``hosted_tools``, a
 ``ClientSettings`` model used as ``context_schema``, ``status_event`` with a
 namespace, citations built with LangChain's content helpers, an async
-``checkpoint_scope`` resolver). Deprecated names warn in this process; the
-tests check the warnings in-process and the behaviour over TCP.
+``checkpoint_scope`` resolver, and a host Chat route built from the Chat
+service and dependencies the way the reference's own route is). Deprecated
+names warn in this process; the tests check the warnings in-process and the
+behaviour over TCP.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections import Counter
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import StreamingResponse
 from interrupt_graphs import refund_graph
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.content import create_citation, create_text_block
@@ -30,6 +33,16 @@ from langgraph_openai_serve import (
     InMemoryRunCoordinator,
     LanggraphOpenaiServe,
     status_event,
+)
+from langgraph_openai_serve.chat_completions import (
+    ChatCompletionRequest,
+    StreamOwner,
+    checkpoint_scope_dependency,
+    decode_chat_request,
+    generate_completion,
+    prepare_run,
+    stream_completion,
+    stream_owner_dependency,
 )
 from langgraph_openai_serve.testing import ScriptedChatModel
 from pydantic import Field
@@ -104,6 +117,11 @@ def _failing_graph() -> Any:
     return one_node_graph(answer_then_fail)
 
 
+async def _scripted_answer(state: MessagesState) -> dict[str, list[BaseMessage]]:
+    model = ScriptedChatModel(replies=["Hello from the host route."])
+    return {"messages": [await model.ainvoke(state["messages"])]}
+
+
 def _hosted_input(request: GraphRequest, messages: list[BaseMessage]) -> Any:
     # Reference-era adapters read ``request.hosted_tools``.
     with warnings.catch_warnings():
@@ -134,6 +152,10 @@ def registry() -> GraphRegistry:
             ),
             "cited": GraphConfig(graph=_cited_graph(), description="Cites."),
             "failing": GraphConfig(graph=_failing_graph(), description="Fails."),
+            "scripted": GraphConfig(
+                graph=one_node_graph(_scripted_answer),
+                description="Streams a scripted answer and reports usage.",
+            ),
             "hosted": GraphConfig(
                 graph=_echo_graph(),
                 description="Echoes its selected hosted tools.",
@@ -162,4 +184,28 @@ def create_app() -> FastAPI:
         graphs = registry()
     server = LanggraphOpenaiServe(graphs, app, checkpoint_scope=tenant_scope)
     server.bind_openai_api()
+    _add_host_routes(app, graphs)
     return app
+
+
+def _add_host_routes(app: FastAPI, graphs: GraphRegistry) -> None:
+    @app.post("/host/v1/chat/completions", response_model=None)
+    async def host_chat_completion(
+        chat_request: ChatCompletionRequest,
+        stream_owner: Annotated[
+            StreamOwner, Depends(stream_owner_dependency, scope="request")
+        ],
+    ) -> Any:
+        graph_request, messages = decode_chat_request(chat_request)
+        run = await prepare_run(graph_request, messages, graphs)
+        if chat_request.stream:
+            body = stream_owner.start(stream_completion(chat_request, run), run)
+            return StreamingResponse(body, media_type="text/event-stream")
+        completion = await generate_completion(chat_request, run)
+        return completion.model_dump(mode="json", exclude_none=True)
+
+    @app.get("/host/scope")
+    async def host_scope(
+        scope: Annotated[str, Depends(checkpoint_scope_dependency)],
+    ) -> dict[str, str]:
+        return {"scope": scope}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,9 +50,9 @@ class UsageCollector(BaseCallbackHandler):
                     continue
                 message = generation.message
                 if isinstance(message, AIMessage) and message.usage_metadata:
-                    self._add(dict(message.usage_metadata))
+                    self._add(message.usage_metadata)
 
-    def _add(self, usage: dict[str, Any]) -> None:
+    def _add(self, usage: Mapping[str, Any]) -> None:
         counts = self._counts
         counts[0] += usage.get("input_tokens", 0)
         counts[1] += usage.get("output_tokens", 0)
@@ -66,3 +67,10 @@ class UsageCollector(BaseCallbackHandler):
         if not self._reported:
             return None
         return Usage(*self._counts)
+
+
+def usage_from_metadata(usage: Mapping[str, Any]) -> Usage:
+    """The counts of one LangChain ``UsageMetadata``, read as a run's are."""
+    collector = UsageCollector()
+    collector._add(usage)
+    return Usage(*collector._counts)

@@ -74,14 +74,23 @@ class ServeState:
 
     async def scope_for(self, request: Request) -> str:
         """The server-trusted checkpoint scope of ``request``."""
-        scope = self.checkpoint_scope(request)
-        if inspect.isawaitable(scope):
-            scope = await scope
-        if not isinstance(scope, str) or not scope:
-            raise GraphConfigurationError(
-                "checkpoint_scope must return a non-empty string."
-            )
-        return scope
+        return await resolve_scope(self.checkpoint_scope, request)
+
+
+async def resolve_scope(resolver: CheckpointScope, request: Request) -> str:
+    """What ``resolver`` (sync or async) returns for ``request``.
+
+    Raises:
+        GraphConfigurationError: it returned anything but a non-empty string.
+    """
+    scope = resolver(request)
+    if inspect.isawaitable(scope):
+        scope = await scope
+    if not isinstance(scope, str) or not scope:
+        raise GraphConfigurationError(
+            "checkpoint_scope must return a non-empty string."
+        )
+    return scope
 
 
 def serve_state(request: Request) -> ServeState:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import (
@@ -24,9 +25,12 @@ from langgraph_openai_serve.openai.chat import schemas
 
 
 def decode_chat_request(
-    body: schemas.ChatCompletionRequest, *, file_inputs: bool
+    body: schemas.ChatCompletionRequest, *, file_inputs: bool = True
 ) -> tuple[GraphRequest, list[BaseMessage]]:
     """Normalize one validated request for the graph layer.
+
+    File parts become LangChain file blocks; the route passes
+    ``file_inputs=False`` for a graph without ``GraphFeature.FILE_INPUTS``.
 
     Raises:
         InvalidRequestError: the messages are well-formed JSON but not a valid
@@ -49,7 +53,7 @@ def decode_chat_request(
         tool_choice=_tool_choice(body.tool_choice),
         parallel_tool_calls=body.parallel_tool_calls,
     )
-    return request, _messages(body.messages, file_inputs=file_inputs)
+    return request, convert_messages(body.messages, file_inputs=file_inputs)
 
 
 def _tool_choice(
@@ -60,7 +64,15 @@ def _tool_choice(
     return choice  # type: ignore[return-value]
 
 
-def _messages(messages: list[Any], *, file_inputs: bool) -> list[BaseMessage]:
+def convert_messages(
+    messages: Sequence[schemas.ChatMessage], *, file_inputs: bool = True
+) -> list[BaseMessage]:
+    """Validated Chat messages as LangChain messages.
+
+    Raises:
+        InvalidRequestError: the conversation is not valid (see
+            ``decode_chat_request``).
+    """
     converted: list[BaseMessage] = []
     open_calls: set[str] = set()
     for index, message in enumerate(messages):

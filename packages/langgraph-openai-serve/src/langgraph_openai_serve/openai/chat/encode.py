@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
-from langgraph_openai_serve.graph.answer import Answer
+from langgraph_openai_serve.graph.answer import Answer, ToolCall
+from langgraph_openai_serve.graph.citations import Citation
 from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
@@ -52,7 +53,8 @@ def usage_body(usage: Usage) -> dict[str, Any]:
     }
 
 
-def annotations_body(answer: Answer) -> list[dict[str, Any]]:
+def annotations_body(citations: Sequence[Citation]) -> list[dict[str, Any]]:
+    """Chat ``url_citation`` annotations for an answer's citations."""
     return [
         {
             "type": "url_citation",
@@ -63,32 +65,38 @@ def annotations_body(answer: Answer) -> list[dict[str, Any]]:
                 "end_index": citation.end_index,
             },
         }
-        for citation in answer.citations
+        for citation in citations
     ]
 
 
-def _tool_calls_body(answer: Answer) -> list[dict[str, Any]]:
+def tool_calls_body(calls: Sequence[ToolCall]) -> list[dict[str, Any]]:
+    """Chat ``function`` tool calls for an answer's complete calls."""
     return [
         {
             "id": call.id,
             "type": "function",
             "function": {"name": call.name, "arguments": call.arguments},
         }
-        for call in answer.tool_calls
+        for call in calls
     ]
 
 
-def completion_body(model: str, answer: Answer, usage: Usage | None) -> dict[str, Any]:
-    """A complete ``chat.completion`` object."""
+def message_body(answer: Answer) -> dict[str, Any]:
+    """The assistant ``message`` of a complete ``chat.completion``."""
     message: dict[str, Any] = {
         "role": "assistant",
         "content": answer.text or (None if answer.tool_calls or answer.refusal else ""),
         "refusal": answer.refusal,
     }
     if answer.citations:
-        message["annotations"] = annotations_body(answer)
+        message["annotations"] = annotations_body(answer.citations)
     if answer.tool_calls:
-        message["tool_calls"] = _tool_calls_body(answer)
+        message["tool_calls"] = tool_calls_body(answer.tool_calls)
+    return message
+
+
+def completion_body(model: str, answer: Answer, usage: Usage | None) -> dict[str, Any]:
+    """A complete ``chat.completion`` object."""
     body: dict[str, Any] = {
         "id": new_completion_id(),
         "object": "chat.completion",
@@ -97,7 +105,7 @@ def completion_body(model: str, answer: Answer, usage: Usage | None) -> dict[str
         "choices": [
             {
                 "index": 0,
-                "message": message,
+                "message": message_body(answer),
                 "finish_reason": finish_reason(answer),
                 "logprobs": None,
             }
@@ -109,15 +117,22 @@ def completion_body(model: str, answer: Answer, usage: Usage | None) -> dict[str
 
 
 class ChatStreamEncoder:
-    """Per-stream state and the frames of one ``chat.completion.chunk`` stream."""
+    """Per-stream state and the frames of one ``chat.completion.chunk`` stream.
+
+    One method per frame kind; ``finish`` and ``error`` compose them into the
+    frames that end a stream.
+    """
 
     def __init__(self, model: str, *, include_usage: bool) -> None:
         self.include_usage = include_usage
+        self.model = model
+        self.completion_id = new_completion_id()
+        self.created = int(time.time())
         head = dumps(
             {
-                "id": new_completion_id(),
+                "id": self.completion_id,
                 "object": "chat.completion.chunk",
-                "created": int(time.time()),
+                "created": self.created,
                 "model": model,
             }
         )[:-1]
@@ -146,40 +161,57 @@ class ChatStreamEncoder:
         """One answer text delta."""
         return self._text_prefix + json.dumps(text).encode() + self._text_suffix
 
+    def refusal(self, refusal: str) -> bytes:
+        """The answer's refusal as one delta."""
+        return self._chunk({"refusal": refusal})
+
+    def tool_calls(self, calls: Sequence[ToolCall]) -> bytes:
+        """Every complete tool call of the answer in one delta."""
+        indexed = [
+            {"index": index, **call}
+            for index, call in enumerate(tool_calls_body(calls))
+        ]
+        return self._chunk({"tool_calls": indexed})
+
+    def final(
+        self, reason: str, annotations: list[dict[str, Any]] | None = None
+    ) -> bytes:
+        """The chunk carrying ``finish_reason`` (and the answer's citations)."""
+        # Compatibility extension: the published delta has no annotations.
+        delta = {"annotations": annotations} if annotations else {}
+        return self._chunk(delta, reason)
+
+    def usage(self, usage: Usage) -> bytes:
+        """The usage-only chunk (no choices) that ``include_usage`` asks for."""
+        return data_frame(
+            f'{self._head},"choices":[],"usage":{dumps(usage_body(usage))}}}'
+        )
+
     def finish(self, answer: Answer, usage: Usage | None) -> bytes:
         """Tool calls, refusal, the finishing chunk, usage and ``[DONE]``."""
         frames: list[bytes] = []
         if answer.refusal:
-            frames.append(self._chunk({"refusal": answer.refusal}))
+            frames.append(self.refusal(answer.refusal))
         if answer.tool_calls:
-            calls = [
-                {"index": index, **call}
-                for index, call in enumerate(_tool_calls_body(answer))
-            ]
-            frames.append(self._chunk({"tool_calls": calls}))
-        final_delta: dict[str, Any] = {}
-        if answer.citations:
-            # Compatibility extension: the published delta has no annotations.
-            final_delta["annotations"] = annotations_body(answer)
-        frames.append(self._chunk(final_delta, finish_reason(answer)))
+            frames.append(self.tool_calls(answer.tool_calls))
+        annotations = annotations_body(answer.citations) if answer.citations else None
+        frames.append(self.final(finish_reason(answer), annotations))
         if self.include_usage and usage is not None:
-            frames.append(
-                data_frame(
-                    f'{self._head},"choices":[],"usage":{dumps(usage_body(usage))}}}'
-                )
-            )
+            frames.append(self.usage(usage))
         frames.append(DONE_FRAME)
         return b"".join(frames)
 
-    def error(self, failure: StreamFailure = INTERNAL_FAILURE) -> bytes:
-        """The error chunk and ``[DONE]`` that end a failed stream: its
-        ``code`` says why (``server_error``, or ``run_timeout`` /
-        ``server_shutdown`` when the server cut the run), and clients waiting
-        for ``[DONE]`` stop reading instead of hanging on a connection the
-        server is about to close."""
+    def error_chunk(self, failure: StreamFailure = INTERNAL_FAILURE) -> bytes:
+        """The error chunk alone; its ``code`` says why (``server_error``, or
+        ``run_timeout`` / ``server_shutdown`` when the server cut the run)."""
         code = "server_error" if failure is INTERNAL_FAILURE else failure.code
-        body = error_body(failure.message, "server_error", code=code)
-        return data_frame(dumps(body)) + DONE_FRAME
+        return data_frame(dumps(error_body(failure.message, "server_error", code=code)))
+
+    def error(self, failure: StreamFailure = INTERNAL_FAILURE) -> bytes:
+        """The error chunk and ``[DONE]`` that end a failed stream: clients
+        waiting for ``[DONE]`` stop reading instead of hanging on a connection
+        the server is about to close."""
+        return self.error_chunk(failure) + DONE_FRAME
 
 
 async def stream_frames(
@@ -188,7 +220,7 @@ async def stream_frames(
     log: RequestLog | None = None,
     *,
     time_limit: float | None = None,
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """Encode a run's events; a failure ends the stream with an error chunk
     and ``[DONE]``.
 

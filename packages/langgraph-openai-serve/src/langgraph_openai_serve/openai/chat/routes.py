@@ -50,11 +50,6 @@ async def create_chat_completion(request: Request) -> Response:
             "(/v1/responses) supports.",
             param="model",
         )
-    if body.stream_options is not None and not body.stream:
-        raise InvalidRequestError(
-            "The 'stream_options' parameter is only allowed when 'stream' is true.",
-            param="stream_options",
-        )
     for index, tool in enumerate(body.tools or ()):
         if tool.function.name in config.server_tools:
             raise InvalidRequestError(

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from langgraph_openai_serve.openai.metadata import check_metadata
 
@@ -134,6 +135,19 @@ class ChatCompletionRequest(_Strict):
     parallel_tool_calls: bool | None = None
     metadata: dict[str, str] | None = None
     user: str | None = None
+
+    @field_validator("stream_options")
+    @classmethod
+    def validate_stream_options(
+        cls, value: StreamOptions | None, info: ValidationInfo
+    ) -> StreamOptions | None:
+        """Allow stream options only for streaming requests."""
+        if value is not None and not info.data.get("stream"):
+            raise PydanticCustomError(
+                "stream_options_without_stream",
+                "The 'stream_options' parameter is only allowed when 'stream' is true",
+            )
+        return value
 
     @field_validator("metadata")
     @classmethod
