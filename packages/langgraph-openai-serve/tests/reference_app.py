@@ -3,8 +3,8 @@
 Every construct below is the reference's own usage (``hosted_tools``, a
 ``ClientSettings`` model used as ``context_schema``, ``status_event`` with a
 namespace, citations built with LangChain's content helpers, an async
-``checkpoint_scope`` resolver, and a host Chat route built from the Chat
-service and dependencies the way the reference's own route is). Deprecated
+``checkpoint_scope`` resolver, and the reference's Chat route
+``create_chat_completion`` mounted on the host app with its dependencies). Deprecated
 names warn in this process; the tests check the warnings in-process and the
 behaviour over TCP.
 """
@@ -16,7 +16,6 @@ from collections import Counter
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
-from fastapi.responses import StreamingResponse
 from interrupt_graphs import refund_graph
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.messages.content import create_citation, create_text_block
@@ -35,14 +34,8 @@ from langgraph_openai_serve import (
     status_event,
 )
 from langgraph_openai_serve.chat_completions import (
-    ChatCompletionRequest,
-    StreamOwner,
     checkpoint_scope_dependency,
-    decode_chat_request,
-    generate_completion,
-    prepare_run,
-    stream_completion,
-    stream_owner_dependency,
+    create_chat_completion,
 )
 from langgraph_openai_serve.testing import ScriptedChatModel
 from pydantic import Field
@@ -184,25 +177,13 @@ def create_app() -> FastAPI:
         graphs = registry()
     server = LanggraphOpenaiServe(graphs, app, checkpoint_scope=tenant_scope)
     server.bind_openai_api()
-    _add_host_routes(app, graphs)
+    _add_host_routes(app)
     return app
 
 
-def _add_host_routes(app: FastAPI, graphs: GraphRegistry) -> None:
-    @app.post("/host/v1/chat/completions", response_model=None)
-    async def host_chat_completion(
-        chat_request: ChatCompletionRequest,
-        stream_owner: Annotated[
-            StreamOwner, Depends(stream_owner_dependency, scope="request")
-        ],
-    ) -> Any:
-        graph_request, messages = decode_chat_request(chat_request)
-        run = await prepare_run(graph_request, messages, graphs)
-        if chat_request.stream:
-            body = stream_owner.start(stream_completion(chat_request, run), run)
-            return StreamingResponse(body, media_type="text/event-stream")
-        completion = await generate_completion(chat_request, run)
-        return completion.model_dump(mode="json", exclude_none=True)
+def _add_host_routes(app: FastAPI) -> None:
+    # The reference's Chat route, mounted on the host app as it is.
+    app.post("/host/v1/chat/completions", response_model=None)(create_chat_completion)
 
     @app.get("/host/scope")
     async def host_scope(

@@ -49,8 +49,12 @@ from langgraph_openai_serve.chat_completions import (
     chat_completion_response,
     checkpoint_scope_dependency,
     convert_to_lc_messages,
+    create_chat_completion,
     decode_chat_request,
+    generate_completion,
+    prepare_run,
     response_message,
+    stream_completion,
     stream_owner_dependency,
     tool_calls_from_message,
     usage_info,
@@ -771,7 +775,68 @@ def test_validate_stream_options_allows_them_only_when_streaming(sdk):
     assert caught.value.body["param"] == "stream_options"
 
 
-# --- Chat service and dependencies: a host route built as the reference's ----
+# --- Chat service and dependencies ------------------------------------------
+
+
+def _chat_request(**fields: object) -> ChatCompletionRequest:
+    return ChatCompletionRequest.model_validate(
+        {"model": "m", "messages": USER, **fields}
+    )
+
+
+@pytest.mark.anyio
+async def test_prepare_run_then_generate_completion():
+    request = _chat_request()
+    graph_request, messages = decode_chat_request(request)
+
+    run = await prepare_run(graph_request, messages, _registry())
+    completion = await generate_completion(request, run)
+
+    assert isinstance(completion, ChatCompletion)
+    assert completion.choices[0].message.content == "Hi."
+    assert completion.usage.total_tokens > 0
+
+
+@pytest.mark.anyio
+async def test_prepare_run_then_stream_completion_yields_sse_text():
+    request = _chat_request(stream=True, stream_options={"include_usage": True})
+    graph_request, messages = decode_chat_request(request)
+    run = await prepare_run(graph_request, messages, _registry())
+
+    text = "".join([frame async for frame in stream_completion(request, run)])
+
+    payloads = _frames(text)
+    assert payloads[-1] == "[DONE]"
+    chunks = [ChatCompletionChunk.model_validate_json(p) for p in payloads[:-1]]
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == (
+        "Hi."
+    )
+    assert chunks[-1].usage is not None
+
+
+@pytest.mark.anyio
+async def test_create_chat_completion_refuses_interrupt_graphs():
+    registry = GraphRegistry(
+        registry={
+            "m": GraphConfig(
+                graph=refund_graph(InMemorySaver(), Counter()),
+                description="d",
+                features={GraphFeature.INTERRUPTS},
+                run_coordinator=InMemoryRunCoordinator(),
+            )
+        }
+    )
+    dependency = stream_owner_dependency()
+    owner = await anext(dependency)
+
+    with pytest.raises(InvalidRequestError) as caught:
+        await create_chat_completion(_chat_request(), registry, owner)
+    await dependency.aclose()
+
+    assert caught.value.param == "model"
+
+
+# The host app of ``reference_app`` mounts ``create_chat_completion`` itself.
 
 
 @pytest.fixture
@@ -780,7 +845,7 @@ def host_sdk(reference_server: LiveServer) -> OpenAI:
     return OpenAI(base_url=base_url, api_key="unused", max_retries=0)
 
 
-def test_host_route_generates_a_completion_with_the_reference_service(host_sdk):
+def test_mounted_create_chat_completion_generates_a_completion(host_sdk):
     completion = host_sdk.chat.completions.create(model="cited", messages=USER)
 
     (choice,) = completion.choices
@@ -793,7 +858,7 @@ def test_host_route_generates_a_completion_with_the_reference_service(host_sdk):
     )
 
 
-def test_host_route_streams_with_the_reference_service(host_sdk):
+def test_mounted_create_chat_completion_streams(host_sdk):
     stream = host_sdk.chat.completions.create(
         model="scripted",
         messages=USER,
@@ -809,7 +874,7 @@ def test_host_route_streams_with_the_reference_service(host_sdk):
     assert chunks[-1].usage.total_tokens > 0
 
 
-def test_host_route_stream_failure_ends_with_the_coded_error_then_done(
+def test_mounted_create_chat_completion_stream_failure_ends_with_error_then_done(
     reference_server, host_sdk
 ):
     body = {"model": "failing", "messages": USER, "stream": True}

@@ -2,23 +2,28 @@
 
 A host app can serve Chat Completions from its own route the way the
 reference's route does: ``decode_chat_request`` -> ``prepare_run`` ->
-``generate_completion`` or ``stream_owner.start(stream_completion(...))``.
-Both functions drive the graph and encode exactly as ``/chat/completions``
-does; a failure after the stream started ends it with the coded error chunk
-and ``[DONE]``.
+``generate_completion`` or ``stream_owner.start(stream_completion(...))``;
+``create_chat_completion`` is that route, ready to mount. The service drives
+the graph and encodes exactly as ``/chat/completions`` does; a failure after
+the stream started ends it with the coded error chunk and ``[DONE]``. Errors
+before it started are raised (``InvalidRequestError``,
+``GraphNotFoundError``); the host app's handlers decide their response.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
+from typing import Annotated
 
-from fastapi import Request
+from fastapi import Depends, Request
+from fastapi.responses import StreamingResponse
 from langchain_core.messages import BaseMessage
 from openai.types.chat import ChatCompletion
 
 from langgraph_openai_serve.graph.errors import GraphError
 from langgraph_openai_serve.graph.events import RunCompleted
+from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.graph.request import GraphRequest
 from langgraph_openai_serve.graph.runner import (
@@ -27,6 +32,10 @@ from langgraph_openai_serve.graph.runner import (
     run_to_completion,
 )
 from langgraph_openai_serve.graph.runner import prepare_run as _prepare
+from langgraph_openai_serve.openai.chat.decode import (
+    check_graph_serves_chat,
+    decode_chat_request,
+)
 from langgraph_openai_serve.openai.chat.encode import (
     ChatStreamEncoder,
     completion_body,
@@ -134,3 +143,38 @@ async def stream_owner_dependency() -> AsyncIterator[StreamOwner]:
         yield owner
     finally:
         await owner.aclose()
+
+
+async def graph_registry_dependency(request: Request) -> GraphRegistry:
+    """The registry ``LanggraphOpenaiServe`` put on the app serving
+    ``request`` (``app.state.graph_registry``)."""
+    registry: GraphRegistry = request.app.state.graph_registry
+    return registry
+
+
+async def create_chat_completion(
+    chat_request: ChatCompletionRequest,
+    graph_registry: Annotated[GraphRegistry, Depends(graph_registry_dependency)],
+    stream_owner: Annotated[
+        StreamOwner, Depends(stream_owner_dependency, scope="request")
+    ],
+) -> StreamingResponse | ChatCompletion:
+    """The reference's Chat route, to mount on a host app
+    (``app.post(path, response_model=None)(create_chat_completion)``).
+
+    Raises:
+        GraphNotFoundError: no graph is registered as ``chat_request.model``.
+        InvalidRequestError: the model uses interrupts or the request selects
+            a server tool (both Responses only), or the conversation or an
+            adapter is invalid; ``param`` says where.
+    """
+    config = graph_registry.get_graph(chat_request.model)
+    check_graph_serves_chat(config, chat_request)
+    graph_request, messages = decode_chat_request(
+        chat_request, file_inputs=config.supports(GraphFeature.FILE_INPUTS)
+    )
+    run = await prepare_run(graph_request, messages, graph_registry)
+    if chat_request.stream:
+        body = stream_owner.start(stream_completion(chat_request, run), run)
+        return StreamingResponse(body, media_type="text/event-stream")
+    return await generate_completion(chat_request, run)

@@ -14,7 +14,9 @@ from langchain_core.messages import (
     ToolMessage,
 )
 
+from langgraph_openai_serve.graph.config import GraphConfig
 from langgraph_openai_serve.graph.errors import InvalidRequestError
+from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.request import (
     ClientFunctionTool,
     GraphRequest,
@@ -22,6 +24,29 @@ from langgraph_openai_serve.graph.request import (
     ToolChoice,
 )
 from langgraph_openai_serve.openai.chat import schemas
+
+
+def check_graph_serves_chat(
+    config: GraphConfig, body: schemas.ChatCompletionRequest
+) -> None:
+    """Refuse what only Responses offers: interrupt graphs, server tools.
+
+    Raises:
+        InvalidRequestError: naming ``model`` or the offending tool.
+    """
+    if config.supports(GraphFeature.INTERRUPTS):
+        raise InvalidRequestError(
+            f"Model '{body.model}' uses interrupts, which only the Responses API "
+            "(/v1/responses) supports.",
+            param="model",
+        )
+    for index, tool in enumerate(body.tools or ()):
+        if tool.function.name in config.server_tools:
+            raise InvalidRequestError(
+                f"'{tool.function.name}' is a server tool of this model; only the "
+                "Responses API can select server tools.",
+                param=f"tools.[{index}].function.name",
+            )
 
 
 def decode_chat_request(

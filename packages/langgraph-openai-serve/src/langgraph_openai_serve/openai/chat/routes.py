@@ -7,7 +7,7 @@ from functools import partial
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from langgraph_openai_serve.graph.errors import GraphError, InvalidRequestError
+from langgraph_openai_serve.graph.errors import GraphError
 from langgraph_openai_serve.graph.events import RunCompleted
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.runner import (
@@ -15,7 +15,10 @@ from langgraph_openai_serve.graph.runner import (
     run_graph,
     run_to_completion,
 )
-from langgraph_openai_serve.openai.chat.decode import decode_chat_request
+from langgraph_openai_serve.openai.chat.decode import (
+    check_graph_serves_chat,
+    decode_chat_request,
+)
 from langgraph_openai_serve.openai.chat.encode import (
     ChatStreamEncoder,
     completion_body,
@@ -44,19 +47,7 @@ async def create_chat_completion(request: Request) -> Response:
     state = serve_state(request)
     body = await parse_body(request, ChatCompletionRequest, state.body_limits)
     config = state.registry.get_graph(body.model)
-    if config.supports(GraphFeature.INTERRUPTS):
-        raise InvalidRequestError(
-            f"Model '{body.model}' uses interrupts, which only the Responses API "
-            "(/v1/responses) supports.",
-            param="model",
-        )
-    for index, tool in enumerate(body.tools or ()):
-        if tool.function.name in config.server_tools:
-            raise InvalidRequestError(
-                f"'{tool.function.name}' is a server tool of this model; only the "
-                "Responses API can select server tools.",
-                param=f"tools.[{index}].function.name",
-            )
+    check_graph_serves_chat(config, body)
     log = request_log(request)
     if log is not None:
         log.model = body.model
