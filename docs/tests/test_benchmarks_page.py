@@ -39,3 +39,17 @@ def test_the_quoted_idle_stream_memory_matches_the_run():
 
     assert f"about {round(idle['lgos']['kib_per_stream'])} KiB" in PAGE
     assert f"{round(idle['baseline']['kib_per_stream'])} KiB in the" in PAGE
+
+
+def test_the_quoted_background_latencies_match_the_named_runs():
+    rows = [line for line in PAGE.splitlines() if "-background` |" in line]
+    runs = re.findall(r"`bench/results/([0-9-]+-background)`", "\n".join(rows))
+
+    assert len(runs) == 2  # polling, then woken by LISTEN/NOTIFY
+    for run, row in zip(runs, rows, strict=True):
+        report = json.loads((ROOT / "bench" / "results" / f"{run}.json").read_text())
+        first = report["background"]["first_event_ms"]
+        assert f"| `{report['meta']['lgos_revision']}` |" in row
+        assert f"| {first['p50']:.1f} ms | {first['p99']:.1f} ms |" in row
+        last = report["background"]["last_event_ms"]["p50"]
+        assert f"{last:.1f} ms" in PAGE

@@ -5,6 +5,7 @@ lgos-bench --quick         one concurrency, few requests (under a minute)
 lgos-bench --profile       full run, then py-spy where LGOS missed a target
 lgos-bench profile responses/stream/plain/c8
 lgos-bench instructions    instructions per request under callgrind, both apps
+lgos-bench background      submit-to-first-event latency of background Responses
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lgos_bench import report
+from lgos_bench import background, report
 from lgos_bench.instructions import count_all
 from lgos_bench.instructions import markdown as instructions_markdown
 from lgos_bench.procstat import available_cores
@@ -109,6 +110,14 @@ def _instructions(requests: int) -> int:
     return 0
 
 
+def _background(requests: int, out: Path) -> int:
+    results = background.run(requests, say)
+    markdown, data = background.write(results, out)
+    say("\n" + background.render(results))
+    say(f"wrote {markdown} and {data}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     placement = Placement.split(available_cores())
@@ -122,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.scenario[:1] == ["instructions"]:
         return _instructions(args.requests or INSTRUCTION_REQUESTS)
+    if args.scenario[:1] == ["background"]:
+        return _background(args.requests or background.DEFAULT_REQUESTS, args.out)
     if args.scenario:
         if args.scenario[0] != "profile" or len(args.scenario) < 2:
             raise SystemExit("usage: lgos-bench profile KEY [KEY...]")

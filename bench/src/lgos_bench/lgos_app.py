@@ -42,3 +42,15 @@ def create_app(workload: Workload | None = None) -> FastAPI:
     }
     serve = LanggraphOpenaiServe(graphs=GraphRegistry(registry=configs))
     return serve.bind_openai_api().app
+
+
+def background_registry() -> GraphRegistry:
+    """The plain graph with ``background=true``, for ``lgos serve`` and
+    ``lgos worker`` in the background-latency bench (``LGOS_REGISTRY``)."""
+    graph = build_graphs(Workload.from_env())[PLAIN]
+    config = GraphConfig(
+        graph=graph,
+        description="N streamed tokens, run by a worker",
+        features=frozenset({GraphFeature.BACKGROUND}),
+    )
+    return GraphRegistry(registry={PLAIN: config})

@@ -142,7 +142,7 @@ def _start(kind: str, workers: int, config: RunConfig) -> ServerProcess:
     return ServerProcess(kind, workers, config.workload, config.placement).start()
 
 
-def _library_revision() -> str:
+def library_revision() -> str:
     """The core library's git commit, marked ``+dirty`` with local changes."""
     folder = Path(langgraph_openai_serve.__file__).resolve().parent
     try:
@@ -172,7 +172,7 @@ def background_cores(seconds: float = 1.0) -> float:
 
 def _meta(config: RunConfig) -> dict[str, Any]:
     return {
-        "lgos_revision": _library_revision(),
+        "lgos_revision": library_revision(),
         "background_cores_before": round(background_cores(), 2),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "mode": config.mode,

@@ -5,9 +5,10 @@ process serves any Response and an API restart loses nothing. A Response is
 stored in the same transaction that puts its job on the queue (the backend's
 ``enqueue`` runs on the store's connection), so neither exists without the
 other. Followers of a
-running stream poll for new events (``poll_interval``), which needs no
-LISTEN/NOTIFY and works through any pooler. Run ``setup()`` once before API
-processes and workers start (``lgos db-setup`` does it).
+running stream wake on a notification sent with each stored event and
+snapshot (``postgres_notify``), and re-read every ``poll_interval`` seconds
+in case one was missed. Run ``setup()`` once before API processes and workers
+start (``lgos db-setup`` does it).
 
 The pool must follow the same rules as the run coordinator's: autocommit,
 ``prepare_threshold=0`` and dict rows.
@@ -17,7 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from typing import Any
 
 from langgraph_openai_serve.background.errors import IdempotencyKeyReusedError
@@ -29,6 +31,11 @@ from langgraph_openai_serve.background.protocol import (
     StoredEvent,
 )
 from langgraph_openai_serve.graph.errors import RunBusyError
+from langgraph_openai_serve.integrations.postgres_notify import (
+    NOTIFY,
+    ResponseListener,
+    Wake,
+)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS lgos_background_responses (
@@ -62,16 +69,22 @@ CREATE TABLE IF NOT EXISTS lgos_background_events (
 
 
 class PostgresResponseStore:
-    """A ``ResponseStore`` on a psycopg ``AsyncConnectionPool``."""
+    """A ``ResponseStore`` on a psycopg ``AsyncConnectionPool``.
+
+    ``listener`` wakes the followers of this process's streams; by default the
+    store opens its own, on the pool's conninfo.
+    """
 
     def __init__(
         self,
         pool: Any,
         *,
         idempotency_ttl: dt.timedelta = dt.timedelta(hours=24),
-        poll_interval: float = 0.05,
+        poll_interval: float = 1.0,
+        listener: ResponseListener | None = None,
     ) -> None:
         self._pool = pool
+        self._listener = listener or ResponseListener(pool.conninfo)
         self._opened = False
         self._lock = asyncio.Lock()
         self.idempotency_ttl = idempotency_ttl
@@ -173,9 +186,10 @@ class PostgresResponseStore:
         from psycopg.types.json import Jsonb
 
         row = await self._one(
-            "UPDATE lgos_background_responses SET snapshot = %s "
-            "WHERE id = %s AND NOT (snapshot->>'status' = ANY(%s)) RETURNING id",
-            (Jsonb(snapshot), response_id, list(TERMINAL_STATUSES)),
+            "WITH changed AS (UPDATE lgos_background_responses SET snapshot = %s "
+            "WHERE id = %s AND NOT (snapshot->>'status' = ANY(%s)) RETURNING id) "
+            f"SELECT id, {NOTIFY} FROM changed",
+            (Jsonb(snapshot), response_id, list(TERMINAL_STATUSES), response_id),
         )
         return row is not None
 
@@ -202,10 +216,11 @@ class PostgresResponseStore:
 
     async def append_events(self, response_id: str, frames: list[bytes]) -> None:
         async with await self._connection() as conn, conn.transaction():
+            # NOTIFY is delivered at commit, so it rides on the first statement.
             cursor = await conn.execute(
-                "SELECT coalesce(max(seq), -1) AS last FROM lgos_background_events "
-                "WHERE response_id = %s",
-                (response_id,),
+                f"SELECT coalesce(max(seq), -1) AS last, {NOTIFY} "
+                "FROM lgos_background_events WHERE response_id = %s",
+                (response_id, response_id),
             )
             row = await cursor.fetchone()
             start = row["last"] + 1 if row else 0
@@ -220,6 +235,16 @@ class PostgresResponseStore:
                 )
 
     async def events(self, response_id: str, after: int) -> AsyncIterator[StoredEvent]:
+        async with (
+            self._listener.subscribe(response_id) as wake,
+            aclosing(self._follow(response_id, after, wake)) as events,
+        ):
+            async for event in events:
+                yield event
+
+    async def _follow(
+        self, response_id: str, after: int, wake: Wake
+    ) -> AsyncGenerator[StoredEvent]:
         position = after
         while True:
             status_row = await self._one(
@@ -241,7 +266,7 @@ class PostgresResponseStore:
             # here means every event of the run has been yielded.
             if status_row is None or status_row["status"] in TERMINAL_STATUSES:
                 return
-            await asyncio.sleep(self.poll_interval)
+            await wake.wait(self.poll_interval)
 
     async def request_cancel(self, response_id: str) -> bool:
         row = await self._one(
@@ -259,6 +284,7 @@ class PostgresResponseStore:
         return bool(row and row["cancel_requested"])
 
     async def close(self) -> None:
+        await self._listener.close()
         if self._opened:
             await self._pool.close()
             self._opened = False
