@@ -202,10 +202,8 @@ def postgres_background(settings: Settings) -> BackgroundRuntime:
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
 
-    from langgraph_openai_serve.integrations.postgres_store import (
-        PostgresResponseStore,
-    )
-    from langgraph_openai_serve.integrations.procrastinate import ProcrastinateBackend
+    from langgraph_openai_serve.background.postgres.queue import ProcrastinateBackend
+    from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
 
     url = settings.DATABASE_URL.get_secret_value()
     pool = AsyncConnectionPool(
