@@ -26,23 +26,19 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from typing import Any
 
 from langgraph_openai_serve.background.protocol import (
     TERMINAL_STATUSES,
-    Attempt,
     BackgroundJob,
     Executor,
 )
+from langgraph_openai_serve.background.recording import RecordingEncoder
 from langgraph_openai_serve.graph.errors import InvalidRequestError, RunBusyError
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.runner import run_graph
 from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE
-from langgraph_openai_serve.openai.responses.encode import (
-    ResponseStreamEncoder,
-    stream_frames,
-)
+from langgraph_openai_serve.openai.responses.encode import event_frame, stream_frames
 from langgraph_openai_serve.openai.responses.interrupt_ids import paused_response_id
 from langgraph_openai_serve.openai.responses.interrupt_runs import interrupt_run_id
 from langgraph_openai_serve.openai.responses.items import ResponseShell, new_id
@@ -54,12 +50,6 @@ logger = logging.getLogger("langgraph_openai_serve")
 
 LEASE_WAIT_SECONDS = 10.0
 """How long a worker waits for an interrupt run's lease before failing it."""
-
-_TERMINAL_EVENTS = (
-    b"event: response.completed\n",
-    b"event: response.incomplete\n",
-    b"event: response.failed\n",
-)
 
 
 def check_idempotency_key(value: str | None) -> str | None:
@@ -158,14 +148,11 @@ async def _execute(
     state: ServeState, runtime: BackgroundRuntime, job: BackgroundJob
 ) -> None:
     store = runtime.store
-    body = ResponseCreateRequest.model_validate(job.body)
-    shell = ResponseShell.for_request(
-        body, response_id=job.response_id, background=True
-    )
     current = await store.get(job.response_id, job.scope)
     if current is None or current.get("status") in TERMINAL_STATUSES:
         return  # ended while queued (cancelled), or a duplicate delivery
-    shell = replace(shell, created_at=current.get("created_at", shell.created_at))
+    # The shell stored at submit is the one every snapshot of the job shows.
+    shell = ResponseShell.of_snapshot(current)
     if await store.cancel_requested(job.response_id):
         await store.set_snapshot(job.response_id, shell.body("cancelled", []))
         return
@@ -183,20 +170,18 @@ async def _execute(
         return
     if not await store.set_snapshot(job.response_id, shell.body("in_progress", [])):
         return  # cancelled a moment ago
-    encoder = _encoder_for(shell, attempt)
+    encoder = RecordingEncoder(shell, after=attempt.last_sequence)
     terminal: dict[str, Any] | None = None
     try:
+        body = ResponseCreateRequest.model_validate(job.body)
         config = state.registry.get_graph(body.model)
         encoder.interrupt_protocol = config.interrupt_protocol
         opened = await _open_when_free(state, body, job)
         try:
             events = run_graph(opened.run, stream=True, statuses=True)
-            async for frame in stream_frames(events, encoder):
-                parts = _split_events(frame)
-                await store.append_events(job.response_id, parts)
-                for part in parts:
-                    if part.startswith(_TERMINAL_EVENTS):
-                        terminal = _response_of(part)
+            async for _ in stream_frames(events, encoder):
+                await store.append_events(job.response_id, encoder.take())
+            terminal = encoder.terminal
         finally:
             if opened.lease is not None:
                 await opened.lease.release()
@@ -249,22 +234,6 @@ async def _stopped(
         await store.hand_back(response_id)
 
 
-class _RerunEncoder(ResponseStreamEncoder):
-    """Continues a stored stream: no second ``response.created``."""
-
-    def start(self) -> bytes:
-        snapshot = self.shell.body("in_progress", [])
-        return self._event("response.in_progress", {"response": snapshot})
-
-
-def _encoder_for(shell: ResponseShell, attempt: Attempt) -> ResponseStreamEncoder:
-    if attempt.last_sequence < 0:
-        return ResponseStreamEncoder(shell)
-    encoder = _RerunEncoder(shell)
-    encoder.sequence = attempt.last_sequence
-    return encoder
-
-
 def _lost_error(lost: int) -> dict[str, str]:
     return {
         "code": "server_error",
@@ -277,16 +246,6 @@ def _lost_error(lost: int) -> dict[str, str]:
 
 def _server_error() -> dict[str, str]:
     return {"code": "server_error", "message": INTERNAL_ERROR_MESSAGE}
-
-
-def _split_events(frame: bytes) -> list[bytes]:
-    return [part + b"\n\n" for part in frame.split(b"\n\n") if part]
-
-
-def _response_of(event: bytes) -> dict[str, Any]:
-    data = next(line for line in event.split(b"\n") if line.startswith(b"data: "))
-    response: dict[str, Any] = json.loads(data[6:])["response"]
-    return response
 
 
 async def cancel(runtime: BackgroundRuntime, response_id: str) -> None:
@@ -314,5 +273,5 @@ async def replay(
     runtime: BackgroundRuntime, response_id: str, starting_after: int
 ) -> AsyncIterator[bytes]:
     """Stored stream events after ``starting_after``, then live ones."""
-    async for event in runtime.store.events(response_id, starting_after):
-        yield event.frame
+    async for stored in runtime.store.events(response_id, starting_after):
+        yield event_frame(stored.event)

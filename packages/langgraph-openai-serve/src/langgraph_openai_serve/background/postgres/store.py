@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,6 +30,8 @@ from langgraph_openai_serve.background.protocol import (
     StoredEvent,
 )
 from langgraph_openai_serve.graph.errors import RunBusyError
+
+_dumps = json.JSONEncoder(separators=(",", ":")).encode
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS lgos_background_responses (
@@ -58,6 +61,8 @@ CREATE TABLE IF NOT EXISTS lgos_background_events (
     frame bytea NOT NULL,
     PRIMARY KEY (response_id, seq)
 );
+ALTER TABLE lgos_background_events ADD COLUMN IF NOT EXISTS event json;
+ALTER TABLE lgos_background_events ALTER COLUMN frame DROP NOT NULL;
 """
 
 
@@ -200,7 +205,11 @@ class PostgresResponseStore:
             (list(TERMINAL_STATUSES), response_id),
         )
 
-    async def append_events(self, response_id: str, frames: list[bytes]) -> None:
+    async def append_events(
+        self, response_id: str, events: list[dict[str, Any]]
+    ) -> None:
+        from psycopg.types.json import Json
+
         async with await self._connection() as conn, conn.transaction():
             cursor = await conn.execute(
                 "SELECT coalesce(max(seq), -1) AS last FROM lgos_background_events "
@@ -211,11 +220,11 @@ class PostgresResponseStore:
             start = row["last"] + 1 if row else 0
             async with conn.cursor() as insert:
                 await insert.executemany(
-                    "INSERT INTO lgos_background_events (response_id, seq, frame) "
+                    "INSERT INTO lgos_background_events (response_id, seq, event) "
                     "VALUES (%s, %s, %s)",
                     [
-                        (response_id, start + offset, frame)
-                        for offset, frame in enumerate(frames)
+                        (response_id, start + offset, Json(event, dumps=_dumps))
+                        for offset, event in enumerate(events)
                     ],
                 )
 
@@ -229,14 +238,14 @@ class PostgresResponseStore:
             )
             async with await self._connection() as conn:
                 cursor = await conn.execute(
-                    "SELECT seq, frame FROM lgos_background_events "
+                    "SELECT seq, event FROM lgos_background_events "
                     "WHERE response_id = %s AND seq > %s ORDER BY seq",
                     (response_id, position),
                 )
                 rows = await cursor.fetchall()
             for row in rows:
                 position = row["seq"]
-                yield StoredEvent(row["seq"], bytes(row["frame"]))
+                yield StoredEvent(row["seq"], row["event"])
             # The status was read before the events, so a terminal status
             # here means every event of the run has been yielded.
             if status_row is None or status_row["status"] in TERMINAL_STATUSES:
