@@ -87,11 +87,13 @@ def _bound_server() -> LanggraphOpenaiServe:
 
 
 async def setup_database() -> None:
-    """Create LGOS's background tables and procrastinate's schema."""
+    """Create LGOS's background tables, procrastinate's schema and the
+    checkpoint tables of durable background runs."""
     settings = Settings()
     runtime = postgres_background(settings)
     await runtime.store.setup()  # type: ignore[attr-defined]
     await runtime.backend.setup()  # type: ignore[attr-defined]
+    await runtime.checkpointer().setup()  # type: ignore[union-attr]
     await runtime.backend.stop()
     await runtime.store.close()  # type: ignore[attr-defined]
 

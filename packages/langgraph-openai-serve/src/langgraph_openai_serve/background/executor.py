@@ -6,11 +6,12 @@ client can poll the snapshot or replay the stream from any sequence number.
 A run that raises ends ``failed``; a cancelled one ends ``cancelled``.
 
 A run stopped by its worker's shutdown is handed back and runs again later;
-so is one whose worker died. A re-run starts the graph over: its events
-follow the stored ones (sequence numbers go on), beginning with a new
-``response.in_progress`` whose output is empty, and its items take the
-output indexes from 0 again. After ``max_attempts`` runs lost with their
-workers the Response fails.
+so is one whose worker died. With a backend checkpointer (PostgreSQL) runs
+are durable: a re-run resumes after the last node an earlier attempt
+completed (``graph/durable.py``). A re-run's events follow the stored ones
+(sequence numbers go on), beginning with a new ``response.in_progress``
+whose output is empty, and its items take the output indexes from 0 again.
+After ``max_attempts`` runs lost with their workers the Response fails.
 
 Interrupt runs are checked at submit, under the run's lease: a busy run or
 answers that do not match the pause are refused there (409), and a run that
@@ -34,9 +35,11 @@ from langgraph_openai_serve.background.protocol import (
     Executor,
 )
 from langgraph_openai_serve.background.recording import RecordingEncoder
+from langgraph_openai_serve.graph.durable import durable_thread_id
 from langgraph_openai_serve.graph.errors import InvalidRequestError, RunBusyError
 from langgraph_openai_serve.graph.features import GraphFeature
-from langgraph_openai_serve.graph.runner import run_graph
+from langgraph_openai_serve.graph.interrupts import discard_run
+from langgraph_openai_serve.graph.runner import PreparedRun, run_graph
 from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE
 from langgraph_openai_serve.openai.responses.encode import event_frame, stream_frames
 from langgraph_openai_serve.openai.responses.interrupt_ids import paused_response_id
@@ -172,13 +175,15 @@ async def _execute(
         return  # cancelled a moment ago
     encoder = RecordingEncoder(shell, after=attempt.last_sequence)
     terminal: dict[str, Any] | None = None
+    run: PreparedRun | None = None
     try:
         body = ResponseCreateRequest.model_validate(job.body)
         config = state.registry.get_graph(body.model)
         encoder.interrupt_protocol = config.interrupt_protocol
-        opened = await _open_when_free(state, body, job)
+        opened = await _open_when_free(state, runtime, body, job)
+        run = opened.run
         try:
-            events = run_graph(opened.run, stream=True, statuses=True)
+            events = run_graph(run, stream=True, statuses=True)
             async for _ in stream_frames(events, encoder):
                 await store.append_events(job.response_id, encoder.take())
             terminal = encoder.terminal
@@ -186,7 +191,7 @@ async def _execute(
             if opened.lease is not None:
                 await opened.lease.release()
     except asyncio.CancelledError:
-        await asyncio.shield(_stopped(store, job.response_id, shell, encoder))
+        await asyncio.shield(_stopped(store, job.response_id, shell, encoder, run))
         raise
     except Exception as exc:
         logger.exception("background.run_failed response=%s", job.response_id)
@@ -199,14 +204,35 @@ async def _execute(
     if terminal is None:  # pragma: no cover - the encoder always ends a stream
         terminal = shell.body("failed", encoder.output, error=_server_error())
     await store.set_snapshot(job.response_id, terminal)
+    await _discard_checkpoints(run)
+
+
+async def _discard_checkpoints(run: PreparedRun | None) -> None:
+    """A durable run's checkpoints serve only its re-runs: once its Response
+    is terminal they go (after the terminal snapshot is stored, so a worker
+    lost in between still finds them)."""
+    if run is not None and run.durable is not None:
+        await discard_run(run.graph, run.durable.thread_id)
 
 
 async def _open_when_free(
-    state: ServeState, body: ResponseCreateRequest, job: BackgroundJob
+    state: ServeState,
+    runtime: BackgroundRuntime,
+    body: ResponseCreateRequest,
+    job: BackgroundJob,
 ) -> OpenRun:
     """``open_run``, waiting out a lease held by a submit checking a resume of
-    the same run (milliseconds) rather than failing the run."""
+    the same run (milliseconds) rather than failing the run.
+
+    With a backend checkpointer (PostgreSQL) the run is durable: it resumes
+    after the last node an earlier attempt completed."""
     config = state.registry.get_graph(body.model)
+    checkpointer = runtime.checkpointer()
+    durable_thread = (
+        durable_thread_id(job.scope, body.model, job.response_id)
+        if checkpointer is not None
+        else None
+    )
     deadline = time.monotonic() + LEASE_WAIT_SECONDS
     while True:
         try:
@@ -217,6 +243,8 @@ async def _open_when_free(
                 scope=job.scope,
                 response_id=job.response_id,
                 run_id=uuid.UUID(hex=job.run_id) if job.run_id else None,
+                durable_thread=durable_thread,
+                checkpointer=checkpointer,
             )
         except RunBusyError:
             if time.monotonic() > deadline:
@@ -225,11 +253,17 @@ async def _open_when_free(
 
 
 async def _stopped(
-    store: Any, response_id: str, shell: ResponseShell, encoder: Any
+    store: Any,
+    response_id: str,
+    shell: ResponseShell,
+    encoder: Any,
+    run: PreparedRun | None,
 ) -> None:
-    """A cancelled run: the client's cancel ends it, a worker stop hands it back."""
+    """A cancelled run: the client's cancel ends it, a worker stop hands it
+    back (keeping a durable run's checkpoints for its re-run)."""
     if await store.cancel_requested(response_id):
         await store.set_snapshot(response_id, shell.body("cancelled", encoder.output))
+        await _discard_checkpoints(run)
     else:
         await store.hand_back(response_id)
 
