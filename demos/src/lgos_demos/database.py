@@ -53,11 +53,11 @@ def demo_pool(url: str) -> Pool:
 async def setup_database(url: str) -> None:
     """Create every table the demos use (idempotent)."""
     from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-    from langgraph_openai_serve.integrations.postgres_store import (
-        PostgresResponseStore,
-    )
-    from langgraph_openai_serve.integrations.procrastinate import (
+    from langgraph_openai_serve.background.postgres.queue import (
         ProcrastinateBackend,
+    )
+    from langgraph_openai_serve.background.postgres.store import (
+        PostgresResponseStore,
     )
 
     connection = await AsyncConnection.connect(url, **POOL_KWARGS)

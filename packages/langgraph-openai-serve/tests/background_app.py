@@ -115,19 +115,25 @@ def registry() -> GraphRegistry:
         os.kill(os.getpid(), signal.SIGKILL)  # the worker dies mid-run
         return {}
 
+    def node_marker(kind: str, node: str, tag: str) -> None:
+        # One file per execution: ``enter`` before a node's work, ``done`` after.
+        (markers / f"{kind}-{node}-{tag}-{os.getpid()}-{uuid.uuid4().hex}").touch()
+
     async def first_step(state: MessagesState) -> dict[str, Any]:
         tag = state["messages"][-1].text
-        (markers / f"node-first-{tag}-{os.getpid()}").touch()
+        node_marker("enter", "first", tag)
+        node_marker("done", "first", tag)
         return {"messages": [AIMessage(content="first done")]}
 
     async def second_step(state: MessagesState) -> dict[str, Any]:
         # Held until the test creates ``release-all``, so runs are in flight
         # when processes are killed.
         tag = state["messages"][0].text
+        node_marker("enter", "second", tag)
         (markers / f"started-{tag}-{os.getpid()}").touch()
         while not (markers / "release-all").exists():  # noqa: ASYNC110
             await asyncio.sleep(0.05)
-        (markers / f"node-second-{tag}-{os.getpid()}").touch()
+        node_marker("done", "second", tag)
         return {"messages": [AIMessage(content=f"Both steps of {tag}.")]}
 
     features = {GraphFeature.BACKGROUND}

@@ -354,3 +354,19 @@ async def test_idempotency_key_length_is_checked(client):
         )
 
     assert caught.value.body["param"] == "Idempotency-Key"
+
+
+def test_documented_postgres_background_paths_still_import_with_a_warning() -> None:
+    from langgraph_openai_serve.background.postgres.queue import ProcrastinateBackend
+    from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
+
+    with pytest.deprecated_call(match="background.postgres.store"):
+        from langgraph_openai_serve.integrations.postgres_store import (
+            PostgresResponseStore as OldStore,
+        )
+    with pytest.deprecated_call(match="background.postgres.queue"):
+        from langgraph_openai_serve.integrations.procrastinate import (
+            ProcrastinateBackend as OldBackend,
+        )
+    assert OldStore is PostgresResponseStore
+    assert OldBackend is ProcrastinateBackend

@@ -10,6 +10,7 @@ it. A follower that is not woken hangs, and the test fails at its guard.
 from __future__ import annotations
 
 import asyncio
+import json
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -19,9 +20,9 @@ import psycopg
 import pytest
 from anyio import to_thread
 from background_stack import Stack
+from langgraph_openai_serve.background.postgres.notify import ResponseListener
+from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
 from langgraph_openai_serve.background.protocol import BackgroundJob, StoredEvent
-from langgraph_openai_serve.integrations.postgres_notify import ResponseListener
-from langgraph_openai_serve.integrations.postgres_store import PostgresResponseStore
 from lgos_testkit import async_wait_until
 from postgres_fixtures import Pool
 from psycopg.conninfo import make_conninfo
@@ -104,7 +105,7 @@ class Follower:
 
 
 def _name(event: StoredEvent) -> str:
-    return event.frame.split(b"\n", 1)[0].removeprefix(b"event: ").decode()
+    return str(event.event["type"])
 
 
 async def _submit_hold(stack: Stack, tag: str) -> Any:
@@ -118,7 +119,7 @@ def _assert_whole_stream(events: list[StoredEvent], tag: str) -> None:
     assert [event.sequence for event in events] == list(range(len(events)))
     assert _name(events[0]) == "response.created"
     assert _name(events[-1]) == "response.completed"
-    assert f"Held {tag}.".encode() in events[-1].frame
+    assert f"Held {tag}." in json.dumps(events[-1].event)
 
 
 async def test_a_follower_wakes_when_a_worker_process_stores_an_event(
@@ -189,11 +190,11 @@ async def test_a_follower_whose_listener_never_connects_still_gets_every_event(
     job = BackgroundJob(response_id=response_id, scope="notify-test", body={})
     await store.create(job, {"id": response_id, "status": "in_progress"})
     follower = Follower(store, response_id)
-    frames = [b"event: response.created\ndata: {}\n\n", b"event: one\ndata: {}\n\n"]
+    events = [{"type": "response.created"}, {"type": "one"}]
     try:
-        await store.append_events(response_id, frames[:1])
+        await store.append_events(response_id, events[:1])
         first = await follower.next()
-        await store.append_events(response_id, frames[1:])
+        await store.append_events(response_id, events[1:])
         await store.set_snapshot(response_id, {"id": response_id, "status": "failed"})
         rest = await follower.rest()
     finally:
@@ -201,4 +202,4 @@ async def test_a_follower_whose_listener_never_connects_still_gets_every_event(
         await listener.close()
 
     assert listener.backend_pid is None  # no notification could have woken it
-    assert [first, *rest] == [StoredEvent(0, frames[0]), StoredEvent(1, frames[1])]
+    assert [first, *rest] == [StoredEvent(0, events[0]), StoredEvent(1, events[1])]

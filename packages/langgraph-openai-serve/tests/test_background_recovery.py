@@ -10,6 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 from background_stack import Stack, terminate
+from langgraph_openai_serve.graph.durable import durable_thread_id
 from lgos_testkit import wait_until
 
 
@@ -98,6 +99,58 @@ def test_a_killed_workers_job_runs_again_on_a_live_worker(make_stack):
     done = stack.wait_status(submitted.id, {"completed", "failed"})
 
     assert done.output_text == f"Held {tag}."
+
+
+def _checkpoints(stack: Stack, response_id: str) -> int:
+    """How many checkpoints the durable run of ``response_id`` has stored."""
+    ((scope,),) = stack.sql(
+        "SELECT scope FROM lgos_background_responses WHERE id = %s", (response_id,)
+    )
+    thread = durable_thread_id(scope, "steps", response_id)
+    ((count,),) = stack.sql(
+        "SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread,)
+    )
+    return int(count)
+
+
+def test_a_handed_back_run_resumes_after_its_completed_node_and_its_stream_goes_on(
+    make_stack,
+):
+    stack = make_stack(LGOS_WORKER_SHUTDOWN_TIMEOUT="0.5")
+    worker = stack.start_worker()
+    tag = _tag()
+    client = stack.client()
+    submitted = client.responses.create(model="steps", input=tag, background=True)
+    stack.wait_marker("enter-second", tag)
+
+    terminate(worker)
+    exit_code = worker.wait(timeout=60)
+    saved = _checkpoints(stack, submitted.id)
+    stack.start_worker()
+    wait_until(
+        lambda: len(stack.markers_of("enter-second", tag)) >= 2, 60, "the re-run"
+    )
+    stack.release("all")
+    done = stack.wait_status(submitted.id, {"completed", "failed"})
+    with client.responses.retrieve(submitted.id, stream=True) as stream:
+        events = list(stream)
+
+    assert exit_code == 0
+    assert saved > 0  # the completed first node is checkpointed in PostgreSQL
+    assert done.output_text == f"Both steps of {tag}."
+    assert len(stack.markers_of("enter-first", tag)) == 1
+    assert len(stack.markers_of("done-second", tag)) == 1
+    assert _checkpoints(stack, submitted.id) == 0  # gone once it completed
+    # The follower's view: one stream whose sequence numbers go on across the
+    # re-run, which starts with its own response.in_progress.
+    assert [e.sequence_number for e in events] == list(range(len(events)))
+    types = [e.type for e in events]
+    assert types.count("response.created") == 1
+    assert types.count("response.in_progress") == 2
+    assert types[-1] == "response.completed"
+    rerun = types.index("response.in_progress", types.index("response.in_progress") + 1)
+    deltas = [e.delta for e in events[rerun:] if e.type == "response.output_text.delta"]
+    assert "".join(deltas) == f"Both steps of {tag}."
 
 
 def test_a_run_that_keeps_killing_its_workers_fails_after_max_attempts(make_stack):

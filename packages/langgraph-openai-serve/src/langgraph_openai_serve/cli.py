@@ -19,9 +19,9 @@ from collections.abc import Sequence
 import uvicorn
 from fastapi import FastAPI
 
+from langgraph_openai_serve.background.worker import run_worker
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.logs import configure_logging
-from langgraph_openai_serve.openai.responses.background import executor_for
 from langgraph_openai_serve.server import LanggraphOpenaiServe, postgres_background
 from langgraph_openai_serve.settings import Settings
 
@@ -86,37 +86,14 @@ def _bound_server() -> LanggraphOpenaiServe:
     return LanggraphOpenaiServe(graphs=registry, settings=settings).bind_openai_api()
 
 
-async def run_worker() -> None:
-    """Drain the PostgreSQL background queue with this registry's graphs.
-
-    SIGTERM and SIGINT stop it gracefully: running jobs get
-    ``LGOS_WORKER_SHUTDOWN_TIMEOUT`` seconds, then go back to the queue.
-    """
-    server = _bound_server()
-    await server.graph_registry.resolve_all()
-    state = server.openai_app.state.lgos
-    runtime = state.background
-    if runtime is None or not hasattr(runtime.backend, "run_worker"):
-        raise RegistryLoadError(
-            "lgos worker needs LGOS_BACKGROUND_BACKEND=postgres and a graph with "
-            "GraphFeature.BACKGROUND."
-        )
-    settings = server.settings
-    await runtime.backend.run_worker(
-        executor_for(state, runtime),
-        concurrency=settings.BACKGROUND_CONCURRENCY,
-        shutdown_timeout=settings.WORKER_SHUTDOWN_TIMEOUT,
-        heartbeat_interval=settings.WORKER_HEARTBEAT_INTERVAL,
-        stalled_check_interval=settings.WORKER_STALLED_CHECK_INTERVAL,
-    )
-
-
 async def setup_database() -> None:
-    """Create LGOS's background tables and procrastinate's schema."""
+    """Create LGOS's background tables, procrastinate's schema and the
+    checkpoint tables of durable background runs."""
     settings = Settings()
     runtime = postgres_background(settings)
     await runtime.store.setup()  # type: ignore[attr-defined]
     await runtime.backend.setup()  # type: ignore[attr-defined]
+    await runtime.checkpointer().setup()  # type: ignore[union-attr]
     await runtime.backend.stop()
     await runtime.store.close()  # type: ignore[attr-defined]
 
@@ -155,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         if args.registry:
             os.environ["LGOS_REGISTRY"] = args.registry
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(run_worker())
+            asyncio.run(run_worker(_bound_server()))
         return
     # Workers are separate processes that build their app from the
     # environment, so flags travel as LGOS_* variables.

@@ -199,17 +199,24 @@ def postgres_background(settings: Settings) -> BackgroundRuntime:
         raise GraphConfigurationError(
             "LGOS_BACKGROUND_BACKEND=postgres needs LGOS_DATABASE_URL."
         )
-    from psycopg.rows import dict_row
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg import AsyncConnection
+    from psycopg.rows import DictRow, dict_row
     from psycopg_pool import AsyncConnectionPool
 
-    from langgraph_openai_serve.integrations.postgres_store import (
-        PostgresResponseStore,
-    )
-    from langgraph_openai_serve.integrations.procrastinate import ProcrastinateBackend
+    from langgraph_openai_serve.background.postgres.queue import ProcrastinateBackend
+    from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
 
     url = settings.DATABASE_URL.get_secret_value()
+    # One pool for the store and the checkpoints of durable runs. A running
+    # job uses it for its cancel watch, its events and its checkpoints, so it
+    # grows with the worker's concurrency rather than queueing jobs behind
+    # psycopg's default four connections.
     pool = AsyncConnectionPool(
         url,
+        connection_class=AsyncConnection[DictRow],
+        min_size=2,
+        max_size=settings.BACKGROUND_CONCURRENCY + 4,
         open=False,
         kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
     )
@@ -218,7 +225,10 @@ def postgres_background(settings: Settings) -> BackgroundRuntime:
         url, store, stalled_timeout=settings.WORKER_STALLED_TIMEOUT
     )
     return BackgroundRuntime(
-        store=store, backend=backend, max_attempts=settings.BACKGROUND_MAX_ATTEMPTS
+        store=store,
+        backend=backend,
+        max_attempts=settings.BACKGROUND_MAX_ATTEMPTS,
+        checkpointer_factory=lambda: AsyncPostgresSaver(pool),
     )
 
 

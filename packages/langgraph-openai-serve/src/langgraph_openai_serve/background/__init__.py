@@ -1,5 +1,7 @@
-"""Background Responses: the store of their state and the backends that run them.
+"""Background Responses: everything about them, in one package.
 
-``background/`` never imports ``openai/``: a backend runs opaque jobs with an
-executor the OpenAI layer supplies when the server starts.
+``protocol`` (the store and backend contracts), ``memory`` (the in-process
+store and backend), ``executor`` (submit, run a job, cancel, replay),
+``postgres`` (the PostgreSQL store and procrastinate's queue) and ``worker``
+(``lgos worker``).
 """

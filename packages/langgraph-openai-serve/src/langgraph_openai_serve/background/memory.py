@@ -125,11 +125,13 @@ class InMemoryResponseStore:
             record.snapshot = {**record.snapshot, "status": "queued"}
             self._notify(record)
 
-    async def append_events(self, response_id: str, frames: list[bytes]) -> None:
+    async def append_events(
+        self, response_id: str, events: list[dict[str, Any]]
+    ) -> None:
         record = self._records[response_id]
         start = len(record.events)
         record.events.extend(
-            StoredEvent(start + offset, frame) for offset, frame in enumerate(frames)
+            StoredEvent(start + offset, event) for offset, event in enumerate(events)
         )
         self._notify(record)
 

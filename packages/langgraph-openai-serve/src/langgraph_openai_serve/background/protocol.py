@@ -36,8 +36,9 @@ class BackgroundJob:
 @dataclass(frozen=True, slots=True)
 class StoredEvent:
     sequence: int
-    frame: bytes
-    """The SSE frame exactly as a foreground stream would send it."""
+    event: dict[str, Any]
+    """The stream event as a foreground stream would send it (``type``, its
+    fields and ``sequence_number``); replay frames it as SSE."""
 
 
 Executor = Callable[[BackgroundJob], Coroutine[Any, Any, None]]
@@ -102,7 +103,9 @@ class ResponseStore(Protocol):
         shutdown (not a loss); the Response is ``queued`` again."""
         ...
 
-    async def append_events(self, response_id: str, frames: list[bytes]) -> None:
+    async def append_events(
+        self, response_id: str, events: list[dict[str, Any]]
+    ) -> None:
         """Append events in order; each gets the next sequence number."""
         ...
 

@@ -17,10 +17,16 @@ from typing import Any
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessageChunk, BaseMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.types import Command, StreamMode
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.types import Command, Durability, StreamMode
 
 from langgraph_openai_serve.graph.answer import Answer
 from langgraph_openai_serve.graph.config import AnyGraph, GraphConfig
+from langgraph_openai_serve.graph.durable import (
+    DurableThread,
+    plan_durable_run,
+    with_checkpointer,
+)
 from langgraph_openai_serve.graph.errors import (
     GraphConfigurationError,
     GraphError,
@@ -73,6 +79,7 @@ class PreparedRun:
     request_id: str | None = None
     replayed_call_ids: frozenset[str] = frozenset()
     interrupt: InterruptPlan | None = None
+    durable: DurableThread | None = None
 
 
 async def prepare_run(
@@ -84,8 +91,15 @@ async def prepare_run(
     request_id: str | None = None,
     interrupt_thread: str | None = None,
     answers: Mapping[str, Any] | None = None,
+    durable_thread: str | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> PreparedRun:
     """Resolve the graph and run the adapters.
+
+    A ``durable_thread`` (not with ``interrupt_thread``) checkpoints the run
+    after every node, with the graph's checkpointer or else ``checkpointer``
+    (without either the run is not durable); when an earlier attempt left
+    checkpoints there, the run resumes from them and ignores ``messages``.
 
     Adapter errors (``InvalidRequestError`` included) surface here, before a
     response has started.
@@ -96,11 +110,18 @@ async def prepare_run(
         if interrupt_thread is not None
         else None
     )
-    graph_input = (
-        Command(resume=dict(plan.resume))
-        if plan is not None and plan.resume is not None
-        else await config.build_input(request, messages)
-    )
+    durable = None
+    if durable_thread is not None and plan is None:
+        checkpointed = with_checkpointer(graph, checkpointer)
+        if checkpointed is not None:
+            graph = checkpointed
+            durable = await plan_durable_run(graph, durable_thread)
+    if plan is not None and plan.resume is not None:
+        graph_input: Any = Command(resume=dict(plan.resume))
+    elif durable is not None and durable.resumed:
+        graph_input = None  # LangGraph continues from the last checkpoint
+    else:
+        graph_input = await config.build_input(request, messages)
     context = await config.build_context(request)
     if context is not None and graph.context_schema is None:
         raise GraphConfigurationError(
@@ -118,6 +139,7 @@ async def prepare_run(
             replayed_call_ids(messages) if request.server_tools else frozenset()
         ),
         interrupt=plan,
+        durable=durable,
     )
 
 
@@ -135,6 +157,8 @@ def _runnable_config(run: PreparedRun, usage: UsageCollector) -> RunnableConfig:
         config["metadata"] = metadata
     if run.interrupt is not None:
         config["configurable"] = {"thread_id": run.interrupt.thread_id}
+    elif run.durable is not None:
+        config["configurable"] = {"thread_id": run.durable.thread_id}
     return config
 
 
@@ -162,8 +186,7 @@ async def run_graph(
         runnable_config,
         context=run.context,
         stream_mode=_stream_modes(run, stream=stream, statuses=statuses),
-        # An interrupt run persists only when it pauses or finishes.
-        durability="exit" if plan is not None else None,
+        durability=_durability(run),
     )
     if plan is None:
         async with aclosing(_drive(run, parts, usage, stream=stream)) as events:
@@ -247,6 +270,14 @@ async def _drive(
     if plan is not None:
         await discard_run(run.graph, plan.thread_id)  # terminal: nothing to keep
     yield RunCompleted(answer, usage.total)
+
+
+def _durability(run: PreparedRun) -> Durability | None:
+    if run.interrupt is not None:
+        return "exit"  # an interrupt run persists only when it pauses or finishes
+    if run.durable is not None:
+        return "sync"  # each node's checkpoint is written before the next starts
+    return None
 
 
 def _stream_modes(

@@ -6,9 +6,11 @@ import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from fastapi import Request
 from langchain_core.callbacks import BaseCallbackHandler
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from langgraph_openai_serve.background.protocol import (
     BackgroundBackend,
@@ -36,8 +38,20 @@ class BackgroundRuntime:
     max_attempts: int = 3
     """Runs of one job that may be lost with their workers before its
     Response fails."""
+    checkpointer_factory: Callable[[], BaseCheckpointSaver[Any]] | None = None
+    """Builds the backend's checkpointer (PostgreSQL's) for durable runs of
+    graphs without their own; ``None``: background runs are not durable."""
     started: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    _checkpointer: BaseCheckpointSaver[Any] | None = field(default=None, init=False)
+
+    def checkpointer(self) -> BaseCheckpointSaver[Any] | None:
+        """The backend's checkpointer, built on first use inside the event
+        loop (PostgreSQL's saver binds to the running loop)."""
+        if self._checkpointer is None and self.checkpointer_factory is not None:
+            self._checkpointer = self.checkpointer_factory()
+        return self._checkpointer
 
     async def ensure_started(self, executor: Executor) -> None:
         if self.started:

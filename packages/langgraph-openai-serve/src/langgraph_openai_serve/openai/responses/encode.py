@@ -58,6 +58,11 @@ from langgraph_openai_serve.openai.responses.pause import (
 from langgraph_openai_serve.openai.responses.tools import WEB_SEARCH
 
 
+def event_frame(event: dict[str, Any]) -> bytes:
+    """The SSE frame of one stream event (a stored one, replayed)."""
+    return f"event: {event['type']}\ndata: {dumps(event)}\n\n".encode()
+
+
 class _OpenMessage:
     """The final-answer message while its text streams."""
 
@@ -94,8 +99,22 @@ class ResponseStreamEncoder:
 
     def _event(self, type_: str, fields: dict[str, Any]) -> bytes:
         self.sequence += 1
-        payload = {"type": type_, **fields, "sequence_number": self.sequence}
-        return f"event: {type_}\ndata: {dumps(payload)}\n\n".encode()
+        return event_frame({"type": type_, **fields, "sequence_number": self.sequence})
+
+    def _open_answer(self) -> tuple[_OpenMessage, bytes]:
+        """Add the final-answer message and its first content part."""
+        item = message_item(new_id("msg"), [], "in_progress", "final_answer")
+        index, added = self._add_item(item)
+        message = self.answer = _OpenMessage(item, index)
+        return message, added + self._event(
+            "response.content_part.added",
+            {
+                "item_id": item["id"],
+                "output_index": index,
+                "content_index": 0,
+                "part": text_part(""),
+            },
+        )
 
     def _add_item(self, item: dict[str, Any]) -> tuple[int, bytes]:
         index = len(self.output)
@@ -231,18 +250,7 @@ class ResponseStreamEncoder:
         frames = b""
         message = self.answer
         if message is None:
-            item = message_item(new_id("msg"), [], "in_progress", "final_answer")
-            index, added = self._add_item(item)
-            message = self.answer = _OpenMessage(item, index)
-            frames = added + self._event(
-                "response.content_part.added",
-                {
-                    "item_id": item["id"],
-                    "output_index": index,
-                    "content_index": 0,
-                    "part": text_part(""),
-                },
-            )
+            message, frames = self._open_answer()
         message.parts.append(delta)
         self.sequence += 1
         return (

@@ -253,6 +253,23 @@ class ResponseShell:
             ),
         )
 
+    @classmethod
+    def of_snapshot(cls, snapshot: dict[str, Any]) -> ResponseShell:
+        """The shell a stored Response object was built from."""
+        return cls(
+            id=snapshot["id"],
+            created_at=snapshot["created_at"],
+            model=snapshot["model"],
+            instructions=snapshot["instructions"],
+            metadata=snapshot["metadata"],
+            user=snapshot["user"],
+            tools=snapshot["tools"],
+            tool_choice=snapshot["tool_choice"],
+            parallel_tool_calls=snapshot["parallel_tool_calls"],
+            previous_response_id=snapshot["previous_response_id"],
+            background=snapshot["background"],
+        )
+
     def body(
         self,
         status: str,

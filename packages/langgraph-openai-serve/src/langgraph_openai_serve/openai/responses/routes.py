@@ -9,6 +9,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
+from langgraph_openai_serve.background import executor as background
 from langgraph_openai_serve.background.errors import ResponseNotFoundError
 from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.graph.events import RunPaused
@@ -19,7 +20,6 @@ from langgraph_openai_serve.openai.context import request_log
 from langgraph_openai_serve.openai.error_docs import error_responses
 from langgraph_openai_serve.openai.errors import SHUTDOWN_FAILURE
 from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
-from langgraph_openai_serve.openai.responses import background
 from langgraph_openai_serve.openai.responses.approvals import (
     InterruptRejected,
     rejected_body,

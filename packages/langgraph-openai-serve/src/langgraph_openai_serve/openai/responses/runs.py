@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import BaseMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from langgraph_openai_serve.graph.config import GraphConfig
 from langgraph_openai_serve.graph.errors import InvalidRequestError
@@ -87,12 +88,15 @@ async def open_run(
     request_id: str | None = None,
     response_id: str | None = None,
     run_id: uuid.UUID | None = None,
+    durable_thread: str | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
 ) -> OpenRun:
     """Decode, take an interrupt run's lease, and prepare the graph run.
 
     Raises whatever decoding, leasing or the adapters raise; a lease taken
     here is released again before the error propagates. A resume rejecting
     MCP approvals ends the run here and raises ``InterruptRejected``.
+    ``durable_thread`` and ``checkpointer``: see ``prepare_run``.
     """
     graph_request, messages, answers = decode(body, config)
     lease = None
@@ -115,6 +119,8 @@ async def open_run(
             request_id=request_id,
             interrupt_thread=lease.thread_id if lease else None,
             answers=answers,
+            durable_thread=durable_thread,
+            checkpointer=checkpointer,
         )
     except BaseException:
         if lease is not None:

@@ -6,11 +6,12 @@ client can poll the snapshot or replay the stream from any sequence number.
 A run that raises ends ``failed``; a cancelled one ends ``cancelled``.
 
 A run stopped by its worker's shutdown is handed back and runs again later;
-so is one whose worker died. A re-run starts the graph over: its events
-follow the stored ones (sequence numbers go on), beginning with a new
-``response.in_progress`` whose output is empty, and its items take the
-output indexes from 0 again. After ``max_attempts`` runs lost with their
-workers the Response fails.
+so is one whose worker died. With a backend checkpointer (PostgreSQL) runs
+are durable: a re-run resumes after the last node an earlier attempt
+completed (``graph/durable.py``). A re-run's events follow the stored ones
+(sequence numbers go on), beginning with a new ``response.in_progress``
+whose output is empty, and its items take the output indexes from 0 again.
+After ``max_attempts`` runs lost with their workers the Response fails.
 
 Interrupt runs are checked at submit, under the run's lease: a busy run or
 answers that do not match the pause are refused there (409), and a run that
@@ -26,23 +27,21 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
-from dataclasses import replace
 from typing import Any
 
 from langgraph_openai_serve.background.protocol import (
     TERMINAL_STATUSES,
-    Attempt,
     BackgroundJob,
     Executor,
 )
+from langgraph_openai_serve.background.recording import RecordingEncoder
+from langgraph_openai_serve.graph.durable import durable_thread_id
 from langgraph_openai_serve.graph.errors import InvalidRequestError, RunBusyError
 from langgraph_openai_serve.graph.features import GraphFeature
-from langgraph_openai_serve.graph.runner import run_graph
+from langgraph_openai_serve.graph.interrupts import discard_run
+from langgraph_openai_serve.graph.runner import PreparedRun, run_graph
 from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE
-from langgraph_openai_serve.openai.responses.encode import (
-    ResponseStreamEncoder,
-    stream_frames,
-)
+from langgraph_openai_serve.openai.responses.encode import event_frame, stream_frames
 from langgraph_openai_serve.openai.responses.interrupt_ids import paused_response_id
 from langgraph_openai_serve.openai.responses.interrupt_runs import interrupt_run_id
 from langgraph_openai_serve.openai.responses.items import ResponseShell, new_id
@@ -54,12 +53,6 @@ logger = logging.getLogger("langgraph_openai_serve")
 
 LEASE_WAIT_SECONDS = 10.0
 """How long a worker waits for an interrupt run's lease before failing it."""
-
-_TERMINAL_EVENTS = (
-    b"event: response.completed\n",
-    b"event: response.incomplete\n",
-    b"event: response.failed\n",
-)
 
 
 def check_idempotency_key(value: str | None) -> str | None:
@@ -158,14 +151,11 @@ async def _execute(
     state: ServeState, runtime: BackgroundRuntime, job: BackgroundJob
 ) -> None:
     store = runtime.store
-    body = ResponseCreateRequest.model_validate(job.body)
-    shell = ResponseShell.for_request(
-        body, response_id=job.response_id, background=True
-    )
     current = await store.get(job.response_id, job.scope)
     if current is None or current.get("status") in TERMINAL_STATUSES:
         return  # ended while queued (cancelled), or a duplicate delivery
-    shell = replace(shell, created_at=current.get("created_at", shell.created_at))
+    # The shell stored at submit is the one every snapshot of the job shows.
+    shell = ResponseShell.of_snapshot(current)
     if await store.cancel_requested(job.response_id):
         await store.set_snapshot(job.response_id, shell.body("cancelled", []))
         return
@@ -183,25 +173,25 @@ async def _execute(
         return
     if not await store.set_snapshot(job.response_id, shell.body("in_progress", [])):
         return  # cancelled a moment ago
-    encoder = _encoder_for(shell, attempt)
+    encoder = RecordingEncoder(shell, after=attempt.last_sequence)
     terminal: dict[str, Any] | None = None
+    run: PreparedRun | None = None
     try:
+        body = ResponseCreateRequest.model_validate(job.body)
         config = state.registry.get_graph(body.model)
         encoder.interrupt_protocol = config.interrupt_protocol
-        opened = await _open_when_free(state, body, job)
+        opened = await _open_when_free(state, runtime, body, job)
+        run = opened.run
         try:
-            events = run_graph(opened.run, stream=True, statuses=True)
-            async for frame in stream_frames(events, encoder):
-                parts = _split_events(frame)
-                await store.append_events(job.response_id, parts)
-                for part in parts:
-                    if part.startswith(_TERMINAL_EVENTS):
-                        terminal = _response_of(part)
+            events = run_graph(run, stream=True, statuses=True)
+            async for _ in stream_frames(events, encoder):
+                await store.append_events(job.response_id, encoder.take())
+            terminal = encoder.terminal
         finally:
             if opened.lease is not None:
                 await opened.lease.release()
     except asyncio.CancelledError:
-        await asyncio.shield(_stopped(store, job.response_id, shell, encoder))
+        await asyncio.shield(_stopped(store, job.response_id, shell, encoder, run))
         raise
     except Exception as exc:
         logger.exception("background.run_failed response=%s", job.response_id)
@@ -214,14 +204,35 @@ async def _execute(
     if terminal is None:  # pragma: no cover - the encoder always ends a stream
         terminal = shell.body("failed", encoder.output, error=_server_error())
     await store.set_snapshot(job.response_id, terminal)
+    await _discard_checkpoints(run)
+
+
+async def _discard_checkpoints(run: PreparedRun | None) -> None:
+    """A durable run's checkpoints serve only its re-runs: once its Response
+    is terminal they go (after the terminal snapshot is stored, so a worker
+    lost in between still finds them)."""
+    if run is not None and run.durable is not None:
+        await discard_run(run.graph, run.durable.thread_id)
 
 
 async def _open_when_free(
-    state: ServeState, body: ResponseCreateRequest, job: BackgroundJob
+    state: ServeState,
+    runtime: BackgroundRuntime,
+    body: ResponseCreateRequest,
+    job: BackgroundJob,
 ) -> OpenRun:
     """``open_run``, waiting out a lease held by a submit checking a resume of
-    the same run (milliseconds) rather than failing the run."""
+    the same run (milliseconds) rather than failing the run.
+
+    With a backend checkpointer (PostgreSQL) the run is durable: it resumes
+    after the last node an earlier attempt completed."""
     config = state.registry.get_graph(body.model)
+    checkpointer = runtime.checkpointer()
+    durable_thread = (
+        durable_thread_id(job.scope, body.model, job.response_id)
+        if checkpointer is not None
+        else None
+    )
     deadline = time.monotonic() + LEASE_WAIT_SECONDS
     while True:
         try:
@@ -232,6 +243,8 @@ async def _open_when_free(
                 scope=job.scope,
                 response_id=job.response_id,
                 run_id=uuid.UUID(hex=job.run_id) if job.run_id else None,
+                durable_thread=durable_thread,
+                checkpointer=checkpointer,
             )
         except RunBusyError:
             if time.monotonic() > deadline:
@@ -240,29 +253,19 @@ async def _open_when_free(
 
 
 async def _stopped(
-    store: Any, response_id: str, shell: ResponseShell, encoder: Any
+    store: Any,
+    response_id: str,
+    shell: ResponseShell,
+    encoder: Any,
+    run: PreparedRun | None,
 ) -> None:
-    """A cancelled run: the client's cancel ends it, a worker stop hands it back."""
+    """A cancelled run: the client's cancel ends it, a worker stop hands it
+    back (keeping a durable run's checkpoints for its re-run)."""
     if await store.cancel_requested(response_id):
         await store.set_snapshot(response_id, shell.body("cancelled", encoder.output))
+        await _discard_checkpoints(run)
     else:
         await store.hand_back(response_id)
-
-
-class _RerunEncoder(ResponseStreamEncoder):
-    """Continues a stored stream: no second ``response.created``."""
-
-    def start(self) -> bytes:
-        snapshot = self.shell.body("in_progress", [])
-        return self._event("response.in_progress", {"response": snapshot})
-
-
-def _encoder_for(shell: ResponseShell, attempt: Attempt) -> ResponseStreamEncoder:
-    if attempt.last_sequence < 0:
-        return ResponseStreamEncoder(shell)
-    encoder = _RerunEncoder(shell)
-    encoder.sequence = attempt.last_sequence
-    return encoder
 
 
 def _lost_error(lost: int) -> dict[str, str]:
@@ -277,16 +280,6 @@ def _lost_error(lost: int) -> dict[str, str]:
 
 def _server_error() -> dict[str, str]:
     return {"code": "server_error", "message": INTERNAL_ERROR_MESSAGE}
-
-
-def _split_events(frame: bytes) -> list[bytes]:
-    return [part + b"\n\n" for part in frame.split(b"\n\n") if part]
-
-
-def _response_of(event: bytes) -> dict[str, Any]:
-    data = next(line for line in event.split(b"\n") if line.startswith(b"data: "))
-    response: dict[str, Any] = json.loads(data[6:])["response"]
-    return response
 
 
 async def cancel(runtime: BackgroundRuntime, response_id: str) -> None:
@@ -314,5 +307,5 @@ async def replay(
     runtime: BackgroundRuntime, response_id: str, starting_after: int
 ) -> AsyncIterator[bytes]:
     """Stored stream events after ``starting_after``, then live ones."""
-    async for event in runtime.store.events(response_id, starting_after):
-        yield event.frame
+    async for stored in runtime.store.events(response_id, starting_after):
+        yield event_frame(stored.event)

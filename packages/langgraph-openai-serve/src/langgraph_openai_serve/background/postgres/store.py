@@ -18,11 +18,17 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Any
 
 from langgraph_openai_serve.background.errors import IdempotencyKeyReusedError
+from langgraph_openai_serve.background.postgres.notify import (
+    NOTIFY,
+    ResponseListener,
+    Wake,
+)
 from langgraph_openai_serve.background.protocol import (
     TERMINAL_STATUSES,
     Attempt,
@@ -31,11 +37,8 @@ from langgraph_openai_serve.background.protocol import (
     StoredEvent,
 )
 from langgraph_openai_serve.graph.errors import RunBusyError
-from langgraph_openai_serve.integrations.postgres_notify import (
-    NOTIFY,
-    ResponseListener,
-    Wake,
-)
+
+_dumps = json.JSONEncoder(separators=(",", ":")).encode
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS lgos_background_responses (
@@ -65,6 +68,8 @@ CREATE TABLE IF NOT EXISTS lgos_background_events (
     frame bytea NOT NULL,
     PRIMARY KEY (response_id, seq)
 );
+ALTER TABLE lgos_background_events ADD COLUMN IF NOT EXISTS event json;
+ALTER TABLE lgos_background_events ALTER COLUMN frame DROP NOT NULL;
 """
 
 
@@ -214,7 +219,11 @@ class PostgresResponseStore:
             (list(TERMINAL_STATUSES), response_id),
         )
 
-    async def append_events(self, response_id: str, frames: list[bytes]) -> None:
+    async def append_events(
+        self, response_id: str, events: list[dict[str, Any]]
+    ) -> None:
+        from psycopg.types.json import Json
+
         async with await self._connection() as conn, conn.transaction():
             # NOTIFY is delivered at commit, so it rides on the first statement.
             cursor = await conn.execute(
@@ -226,11 +235,11 @@ class PostgresResponseStore:
             start = row["last"] + 1 if row else 0
             async with conn.cursor() as insert:
                 await insert.executemany(
-                    "INSERT INTO lgos_background_events (response_id, seq, frame) "
+                    "INSERT INTO lgos_background_events (response_id, seq, event) "
                     "VALUES (%s, %s, %s)",
                     [
-                        (response_id, start + offset, frame)
-                        for offset, frame in enumerate(frames)
+                        (response_id, start + offset, Json(event, dumps=_dumps))
+                        for offset, event in enumerate(events)
                     ],
                 )
 
@@ -254,14 +263,14 @@ class PostgresResponseStore:
             )
             async with await self._connection() as conn:
                 cursor = await conn.execute(
-                    "SELECT seq, frame FROM lgos_background_events "
+                    "SELECT seq, event FROM lgos_background_events "
                     "WHERE response_id = %s AND seq > %s ORDER BY seq",
                     (response_id, position),
                 )
                 rows = await cursor.fetchall()
             for row in rows:
                 position = row["seq"]
-                yield StoredEvent(row["seq"], bytes(row["frame"]))
+                yield StoredEvent(row["seq"], row["event"])
             # The status was read before the events, so a terminal status
             # here means every event of the run has been yielded.
             if status_row is None or status_row["status"] in TERMINAL_STATUSES:

@@ -1,0 +1,1 @@
+"""Background runs on PostgreSQL: the response store and procrastinate's queue."""
