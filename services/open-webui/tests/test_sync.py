@@ -190,6 +190,9 @@ def test_models_the_plain_connection_lists_are_left_out_of_the_function(
         assert "lgos_responses.lgos/interrupts" in models
     finally:
         sync_cli(*flags, "--skip-models", "")
+        # Open WebUI answers chats from the model list it read last.
+        restored = {m["id"] for m in admin.get("/api/models")["data"]}
+        assert "lgos_responses.lgos/citations" in restored
 
 
 def test_a_dry_run_reports_and_changes_nothing(sync_cli, flags, admin, installed):
