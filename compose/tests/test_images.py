@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from compose_support import COMPOSE_DIR, REPO_ROOT, Member, normalize
+from lgos_testkit import STARTUP_SECONDS
 
 DOCKERFILE = COMPOSE_DIR / "Dockerfile"
 DOCKERIGNORE = COMPOSE_DIR / "Dockerfile.dockerignore"
@@ -113,7 +114,13 @@ def image_venvs(
 def _run(venv: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(venv)}
     return subprocess.run(
-        list(argv), env=env, capture_output=True, text=True, timeout=60, check=False
+        list(argv),
+        env=env,
+        capture_output=True,
+        text=True,
+        # A bound, not a speed check: importing a member on a busy machine.
+        timeout=STARTUP_SECONDS,
+        check=False,
     )
 
 

@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 from lgos_open_webui.functions.lgos_responses import Pipe
-from lgos_stack.webuis import open_webui_services
+from lgos_stack.webuis import model_choice_env, open_webui_services
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "how-to" / "open-webui.md").read_text()
@@ -45,7 +45,7 @@ def test_every_flag_and_variable_on_the_page_is_one_the_sync_reads():
     variables = set(re.findall(r"LGOS_OPEN_WEBUI_[A-Z_]+", PAGE))
 
     assert len(flags) >= 10
-    assert len(variables) == 9
+    assert len(variables) == 10
     assert [name for name in sorted(flags | variables) if name not in usage] == []
 
 
@@ -71,7 +71,15 @@ def test_the_valve_tables_name_every_valve_with_its_default():
         for name, default in defaults.items()
         if default == "empty"
     } == dict.fromkeys(
-        ["gateway_key", "files_url", "files_key", "models", "open_webui_url"], ""
+        [
+            "gateway_key",
+            "files_url",
+            "files_key",
+            "models",
+            "skip_models",
+            "open_webui_url",
+        ],
+        "",
     )
 
 
@@ -90,11 +98,11 @@ def test_the_quoted_open_webui_settings_are_the_demo_stacks(tmp_path):
         after=(),
     )
 
-    # The data folder and the generated secret are the stack's own business.
+    # The data folder and the generated secret are the stack's own business;
+    # the model choice and the first screen are described in prose.
+    demo_only = {"DATA_DIR", "WEBUI_SECRET_KEY", *model_choice_env(())}
     stack = {
-        name: value
-        for name, value in open_webui.env.items()
-        if name not in {"DATA_DIR", "WEBUI_SECRET_KEY"}
+        name: value for name, value in open_webui.env.items() if name not in demo_only
     }
 
     assert quoted == stack

@@ -18,6 +18,7 @@ import pytest
 from lgos_e2e.browser import launch_args
 from lgos_e2e.chainlit import ChainlitPage, ChainlitUser
 from lgos_e2e.open_webui import OpenWebUIPage, dismiss_whats_new
+from lgos_e2e.stack import PLAIN_MODELS
 from lgos_e2e.stack import STARTUP_SECONDS as STACK_START_SECONDS
 from lgos_testkit import pid_alive
 from lgos_testkit.stack import (
@@ -47,8 +48,9 @@ def stack(request: pytest.FixtureRequest) -> Iterator[RunningStack]:
     Chainlit runs with login (``LGOS_CHAINLIT_USERS``): only then does it
     reattach a chat after a page reload. LGOS sends status commentary as
     ``reasoning_content`` on Chat Completions, which Open WebUI shows as its
-    reasoning block. When a test failed, the services' logs are copied to
-    ``e2e/results/stack-logs/``.
+    reasoning block; Open WebUI's own connection lists ``PLAIN_MODELS``, the
+    LGOS Function every other graph. When a test failed, the services' logs
+    are copied to ``e2e/results/stack-logs/``.
     """
     # Not under pytest's basetemp: other pytest sessions on this machine prune
     # old numbered folders, which would pull the state from under the stack.
@@ -62,6 +64,7 @@ def stack(request: pytest.FixtureRequest) -> Iterator[RunningStack]:
     postgres = postgres_dir(prefix="lgos-e2e-pg-")
     env = stack_env(
         LGOS_CHAINLIT_USERS=json.dumps({USER.name: USER.password}),
+        OPEN_WEBUI_PLAIN_MODELS=",".join(PLAIN_MODELS),
         DEMO_MODEL_TOKEN_DELAY="0.03",
     )
     try:

@@ -1,11 +1,13 @@
-"""Open WebUI journeys: the demo graphs as models through LiteLLM, a streamed
-chat, status commentary as the reasoning block, citations as sources."""
+"""Open WebUI journeys: each demo graph listed once, a new chat's first
+screen, and through Open WebUI's own connection to LiteLLM a streamed chat,
+status commentary as the reasoning block, citations as sources."""
 
 from __future__ import annotations
 
 import re
 
-from lgos_e2e.open_webui import OpenWebUIPage
+from lgos_e2e.open_webui import FUNCTION_PREFIX, OpenWebUIPage
+from lgos_e2e.stack import PLAIN_MODELS
 from playwright.sync_api import expect
 
 GRAPHS = (
@@ -20,17 +22,42 @@ GRAPHS = (
 )
 
 
-def test_every_demo_graph_is_a_model_through_litellm(open_webui: OpenWebUIPage):
-    options = open_webui.open_model_list()
+def test_each_graph_is_listed_once(open_webui: OpenWebUIPage):
+    open_webui.open_model_list()
 
+    page = open_webui.page
     for graph in GRAPHS:
-        expect(
-            open_webui.page.get_by_role("option", name=f"Select lgos/{graph} model")
-        ).to_be_visible()
-    # LiteLLM's own entries (the LGOS Function adds its own, prefixed ones).
+        model = f"lgos/{graph}"
+        plain = page.locator(f'[data-value="{model}"]')
+        function = page.locator(f'[data-value="{FUNCTION_PREFIX}{model}"]')
+        # The operator's plain models through Open WebUI's own connection,
+        # every other graph through the LGOS Function; never both.
+        if model in PLAIN_MODELS:
+            expect(plain).to_have_count(1)
+            expect(function).to_have_count(0)
+        else:
+            expect(function).to_have_text(f"LGOS · {model}")
+            expect(plain).to_have_count(0)
+    expect(page.locator('[data-value*="lgos/"]')).to_have_count(len(GRAPHS))
+
+
+def test_a_new_chat_starts_on_citations_with_lgos_suggestions(
+    open_webui: OpenWebUIPage,
+):
+    page = open_webui.page
+    expect(page.locator("#model-selector-model-button")).to_have_attribute(
+        "aria-label", re.compile(r"lgos/citations$")
+    )
+    suggestion = page.get_by_role("button", name=re.compile("^Ask the docs"))
+    expect(suggestion).to_be_visible()
+
+    suggestion.click()
+
+    # A suggestion is sent at once, to the default graph, which answers it.
     expect(
-        options.and_(open_webui.page.locator('[data-value^="lgos/"]'))
-    ).to_have_count(len(GRAPHS))
+        page.get_by_text("How do I upload files to the Files API?").first
+    ).to_be_visible()
+    expect(open_webui.last_answer).to_contain_text("Here is what I found")
 
 
 def test_a_chat_streams_the_answer(open_webui: OpenWebUIPage):

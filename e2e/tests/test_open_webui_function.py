@@ -11,19 +11,11 @@ from lgos_e2e.open_webui import FUNCTION_PREFIX, OpenWebUIPage
 from playwright.sync_api import expect
 
 
-def test_the_function_offers_every_graph(open_webui: OpenWebUIPage):
-    open_webui.open_model_list()
-
-    for graph in ("citations", "interrupts", "file-display", "simple"):
-        expect(
-            open_webui.page.locator(f'[data-value="{FUNCTION_PREFIX}lgos/{graph}"]')
-        ).to_have_text(f"LGOS · lgos/{graph}")
-
-
 def test_status_lines_and_sources_from_the_function(open_webui: OpenWebUIPage):
-    open_webui.pick_model(f"{FUNCTION_PREFIX}lgos/citations")
+    # The router searches the docs for a docs question, with status updates.
+    open_webui.pick_model(f"{FUNCTION_PREFIX}lgos/router")
 
-    open_webui.send("How are files stored?")
+    open_webui.send("How do I configure the Files API settings?")
 
     answer = open_webui.last_answer
     expect(answer).to_contain_text("Here is what I found")

@@ -9,3 +9,7 @@ from __future__ import annotations
 
 STARTUP_SECONDS = 240.0
 """Open WebUI alone takes ~30 s to start on a quiet machine; ours is shared."""
+
+PLAIN_MODELS = ("lgos/citations", "lgos/simple")
+"""The graphs Open WebUI's own (Chat Completions) connection lists in the
+suite, as an operator may choose; the LGOS Function lists the others."""

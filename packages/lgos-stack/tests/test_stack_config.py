@@ -234,6 +234,33 @@ def test_both_uis_are_routed_through_litellm_after_the_model_sync(tmp_path):
     assert functions.env["LGOS_OPEN_WEBUI_FILES_URL"] == "http://127.0.0.1:4/v1"
 
 
+def test_open_webui_lists_each_graph_once_through_the_operators_choice(tmp_path):
+    options = StackOptions(state_dir=tmp_path)
+    default = {s.name: s for s in plan_stack(options, {}).services}
+    chosen = {
+        s.name: s
+        for s in plan_stack(
+            options, {"OPEN_WEBUI_PLAIN_MODELS": " lgos/simple,lgos/citations "}
+        ).services
+    }
+
+    # By default only the Function lists graphs: the connection is off.
+    assert default["Open WebUI"].env["ENABLE_OPENAI_API"] == "False"
+    assert default["Open WebUI functions"].env["LGOS_OPEN_WEBUI_SKIP_MODELS"] == ""
+    assert default["Open WebUI"].env["DEFAULT_MODELS"] == (
+        "lgos_responses.lgos/citations"
+    )
+    # Chosen graphs: listed by the connection alone, left out of the Function.
+    webui = chosen["Open WebUI"].env
+    assert "ENABLE_OPENAI_API" not in webui
+    assert json.loads(webui["OPENAI_API_CONFIGS"]) == {
+        "0": {"enable": True, "model_ids": ["lgos/simple", "lgos/citations"]}
+    }
+    assert webui["DEFAULT_MODELS"] == "lgos/citations"
+    skipped = chosen["Open WebUI functions"].env["LGOS_OPEN_WEBUI_SKIP_MODELS"]
+    assert skipped == "lgos/simple,lgos/citations"
+
+
 def test_the_demo_api_sends_progress_as_reasoning_unless_turned_off(tmp_path):
     # Open WebUI's plain connection shows reasoning_content as its reasoning
     # block: the stack turns the option on, an explicit setting wins.

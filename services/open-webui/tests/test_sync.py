@@ -175,6 +175,26 @@ def test_a_changed_valve_is_the_only_change_and_other_valves_stay(
     sync_cli(*flags, "--models", "")
 
 
+def test_models_the_plain_connection_lists_are_left_out_of_the_function(
+    sync_cli, flags, admin, installed
+):
+    try:
+        result = sync_cli(*flags, "--skip-models", "lgos/simple, lgos/citations")
+
+        assert result.code == 0, result.err
+        models = {m["id"] for m in admin.get("/api/models")["data"]}
+        # Each graph once: the two named through the plain connection only.
+        assert {"lgos/simple", "lgos/citations"} <= models
+        assert "lgos_responses.lgos/simple" not in models
+        assert "lgos_responses.lgos/citations" not in models
+        assert "lgos_responses.lgos/interrupts" in models
+    finally:
+        sync_cli(*flags, "--skip-models", "")
+        # Open WebUI answers chats from the model list it read last.
+        restored = {m["id"] for m in admin.get("/api/models")["data"]}
+        assert "lgos_responses.lgos/citations" in restored
+
+
 def test_a_dry_run_reports_and_changes_nothing(sync_cli, flags, admin, installed):
     admin.delete("lgos_responses")
 

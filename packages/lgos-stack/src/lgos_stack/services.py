@@ -56,6 +56,7 @@ from lgos_stack.webuis import (
     DEFAULT_OPEN_WEBUI_PORT,
     chainlit_service,
     open_webui_services,
+    plain_models,
 )
 
 DEMO_API_KEY_ENV = "LGOS_API_KEY"
@@ -288,6 +289,7 @@ def _front_services(
             files_url=files_url,
             files_key=files_key,
             after=("LiteLLM",),
+            plain=plain_models(environ.get("OPEN_WEBUI_PLAIN_MODELS")),
         )
     return services
 

@@ -12,11 +12,18 @@ Open WebUI runs with persistent config off, so what is set here wins over
 anything saved in its database; login is off (a local demo), and title, tag
 and follow-up generation are off (each would be an extra model call per
 chat). Its embeddings go to LiteLLM, so it never downloads a local model.
+
+Each graph is listed once: through the LGOS Function, which speaks the
+Responses API and so carries every feature, except the graphs the operator
+names in ``OPEN_WEBUI_PLAIN_MODELS``, which Open WebUI's own OpenAI
+connection lists instead (and the Function leaves out).
 """
 
 from __future__ import annotations
 
+import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from lgos_stack.gateway import generated_secret
@@ -42,6 +49,59 @@ OPEN_WEBUI_OFFLINE_ENV = {
     "ENABLE_FOLLOW_UP_GENERATION": "False",
     "WEBUI_AUTH": "False",
 }
+
+
+FUNCTION_ID = "lgos_responses"
+"""The LGOS Function's id in Open WebUI (its file name in lgos_open_webui);
+its models are ``lgos_responses.<model>``."""
+FIRST_GRAPH = "lgos/citations"
+"""The model a new chat starts on: the README's first try."""
+PROMPT_SUGGESTIONS = [
+    {
+        "title": ["Ask the docs", "an answer with cited sources"],
+        "content": "How do I upload files to the Files API?",
+    },
+    {
+        "title": ["Follow the progress", "status lines while it searches"],
+        "content": "How does the Files API keep its promises?",
+    },
+    {
+        "title": ["Try a paused run", "pick LGOS · lgos/interrupts first"],
+        "content": "Refund order 5150, it arrived broken",
+    },
+]
+"""The welcome screen's suggestions: questions the demo graphs answer."""
+
+
+def plain_models(value: str | None) -> tuple[str, ...]:
+    """The comma-separated ``OPEN_WEBUI_PLAIN_MODELS`` as a tuple."""
+    return tuple(name.strip() for name in (value or "").split(",") if name.strip())
+
+
+def model_choice_env(plain: Sequence[str]) -> dict[str, str]:
+    """Open WebUI's settings that list each graph once and start on the first.
+
+    Without plain models the OpenAI connection is switched off: LiteLLM
+    lists the same graphs the Function does. With some, the connection
+    lists exactly those (``model_ids``), so Open WebUI never asks LiteLLM
+    for the rest.
+    """
+    if plain:
+        connection = {
+            "OPENAI_API_CONFIGS": json.dumps(
+                {"0": {"enable": True, "model_ids": list(plain)}}
+            )
+        }
+    else:
+        connection = {"ENABLE_OPENAI_API": "False"}
+    first = FIRST_GRAPH if FIRST_GRAPH in plain else f"{FUNCTION_ID}.{FIRST_GRAPH}"
+    return {
+        **connection,
+        "DEFAULT_MODELS": first,
+        "DEFAULT_PROMPT_SUGGESTIONS": json.dumps(
+            PROMPT_SUGGESTIONS, ensure_ascii=False
+        ),
+    }
 
 
 def chainlit_service(
@@ -95,8 +155,13 @@ def open_webui_services(
     files_url: str | None,
     files_key: str | None,
     after: tuple[str, ...],
+    plain: Sequence[str] = (),
 ) -> list[Service]:
-    """Open WebUI against LiteLLM, then the one-shot installing LGOS's Functions."""
+    """Open WebUI against LiteLLM, then the one-shot installing LGOS's Functions.
+
+    ``plain`` names the graphs Open WebUI's own connection lists; the
+    Function offers every other one.
+    """
     data = state_dir / "open-webui"
     data.mkdir(parents=True, exist_ok=True)
     base = f"http://{reachable(host)}:{port}"
@@ -118,12 +183,14 @@ def open_webui_services(
             # An attachment goes to the model whole: LiteLLM serves no
             # embedding model, and the LGOS Function reads files itself.
             "BYPASS_EMBEDDING_AND_RETRIEVAL": "True",
+            **model_choice_env(plain),
         },
         after=after,
     )
     functions_env = {
         "LGOS_OPEN_WEBUI_GATEWAY_URL": gateway_url,
         "LGOS_OPEN_WEBUI_GATEWAY_KEY": gateway_key,
+        "LGOS_OPEN_WEBUI_SKIP_MODELS": ",".join(plain),
     }
     if files_url:
         functions_env["LGOS_OPEN_WEBUI_FILES_URL"] = files_url

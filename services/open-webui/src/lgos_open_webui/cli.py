@@ -39,6 +39,7 @@ _SETTINGS: dict[str, tuple[str, str | None]] = {
     "files_url": ("LGOS_OPEN_WEBUI_FILES_URL", "files_url"),
     "files_key": ("LGOS_OPEN_WEBUI_FILES_KEY", "files_key"),
     "models": ("LGOS_OPEN_WEBUI_MODELS", "models"),
+    "skip_models": ("LGOS_OPEN_WEBUI_SKIP_MODELS", "skip_models"),
 }
 
 
@@ -68,6 +69,11 @@ def _parser() -> argparse.ArgumentParser:
     option("--files-url", "valve: the Files API base URL (…/v1)")
     option("--files-key", "valve: the Files API key")
     option("--models", "valve: comma-separated models to offer (empty: all)")
+    option(
+        "--skip-models",
+        "valve: comma-separated models Open WebUI's own connection lists, "
+        "left out of the Function so each is listed once",
+    )
     parser.add_argument(
         "--dry-run", action="store_true", help="print the changes, make none"
     )

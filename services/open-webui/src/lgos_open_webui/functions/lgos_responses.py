@@ -305,9 +305,14 @@ def graphs_from_model_info(data: Any) -> list[Graph]:
     return sorted(graphs.values(), key=lambda graph: graph.model)
 
 
+def selected_names(wanted: str) -> list[str]:
+    """The names of a comma-separated valve."""
+    return [name.strip() for name in wanted.split(",") if name.strip()]
+
+
 def selected(graphs: Sequence[Graph], wanted: str) -> list[Graph]:
     """The graphs named in the comma-separated ``wanted`` list (all when empty)."""
-    names = [name.strip() for name in wanted.split(",") if name.strip()]
+    names = selected_names(wanted)
     if not names:
         return list(graphs)
     return [graph for graph in graphs if graph.model in names]
@@ -915,6 +920,11 @@ class Pipe:
             description="Comma-separated models to offer; "
             "empty: every model with LGOS details.",
         )
+        skip_models: str = Field(
+            default="",
+            description="Comma-separated models Open WebUI's own connection "
+            "already lists; left out here so each is listed once.",
+        )
         open_webui_url: str = Field(
             default="",
             description="Where this Function reads attachments back from Open WebUI; "
@@ -972,7 +982,12 @@ class Pipe:
         except LgosError as exc:
             log.warning("LGOS catalog unavailable: %s", exc)
             return [{"id": "unavailable", "name": f"unavailable ({exc})"}]
-        return [{"id": graph.model, "name": graph.model} for graph in graphs]
+        skipped = set(selected_names(self.valves.skip_models))
+        return [
+            {"id": graph.model, "name": graph.model}
+            for graph in graphs
+            if graph.model not in skipped
+        ]
 
     # -- one chat turn
 
