@@ -167,6 +167,10 @@ def test_litellm_gets_the_gateway_auth_beside_its_configuration(
 
     assert auth == GATEWAY_AUTH
     assert f"async def {function}(" in auth.read_text()
+    for callback in gateway["litellm_settings"]["callbacks"]:
+        module, _, instance = callback.rpartition(".")
+        mounted_module = mounted[str(PurePosixPath(path).parent / f"{module}.py")]
+        assert f"\n{instance} = " in mounted_module.read_text()
 
 
 def test_state_lives_in_named_volumes(config: dict[str, Any]) -> None:
