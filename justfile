@@ -59,13 +59,31 @@ logs service="":
         compose) docker compose -f compose/compose.yaml --env-file "$({{just}} --quiet _env_file)" logs -f {{service}} ;;
     esac
 
-# Each service's health (exit 1 when one is down)
+# Each service's health, state and restart count (exit 1 when one is down or failed)
 status:
     #!/usr/bin/env bash
     set -euo pipefail
     case "$({{just}} --quiet _mode auto status)" in
         native) {{uv}} run --frozen lgos-demo-stack status --state-dir {{state}} ;;
-        compose) docker compose -f compose/compose.yaml --env-file "$({{just}} --quiet _env_file)" ps ;;
+        compose)
+            compose=(docker compose -f compose/compose.yaml --env-file "$({{just}} --quiet _env_file)")
+            "${compose[@]}" ps --all
+            ids="$("${compose[@]}" ps --all --quiet)"
+            if [[ -n $ids ]]; then
+                echo
+                # Docker counts the restarts its restart policy made.
+                docker inspect --format '{{ "{{" }}.Name{{ "}}" }}  restarts {{ "{{" }}.RestartCount{{ "}}" }}' $ids
+            fi
+            ;;
+    esac
+
+# Restart one service, the others untouched; a failed one comes back (e.g. `just restart demo-api`)
+restart service:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    case "$({{just}} --quiet _mode auto restart)" in
+        native) {{uv}} run --frozen lgos-demo-stack restart --state-dir {{state}} "{{service}}" ;;
+        compose) docker compose -f compose/compose.yaml --env-file "$({{just}} --quiet _env_file)" restart "{{service}}" ;;
     esac
 
 # Re-sync LiteLLM's model list from the demo API, then restart LiteLLM only

@@ -6,9 +6,11 @@ workspace members, every setting listed, no secret committed.
 from __future__ import annotations
 
 import re
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import pytest
+import yaml
 from compose_support import (
     COMPOSE_DIR,
     COMPOSE_FILE,
@@ -34,6 +36,9 @@ LEAF_JOBS = {
     "open-webui-functions": "installs the LGOS Function into a running Open WebUI",
 }
 """One-shot jobs nothing waits for: they finish the stack, nothing needs them."""
+
+GATEWAY_AUTH = REPO_ROOT / "packages/lgos-stack/src/lgos_stack/lgos_gateway_auth.py"
+"""The native stack copies it beside LiteLLM's configuration; compose mounts it."""
 
 _PINNED_TAG = re.compile(r"^[^@]+:(?P<tag>[^:/@]+)$")
 
@@ -118,23 +123,54 @@ def test_every_one_shot_job_is_awaited_before_its_dependants(
     assert {"minio-setup", "db-setup", "model-sync"} <= jobs & awaited
 
 
+def _mounted_configs(
+    config: dict[str, Any], service: dict[str, Any]
+) -> dict[str, Path]:
+    """Where each of ``service``'s compose configs appears, and its file."""
+    return {
+        used["target"]: Path(config["configs"][used["source"]]["file"])
+        for used in service.get("configs", [])
+    }
+
+
 def test_litellm_starts_after_the_model_sync_wrote_its_config(
-    services: Services,
+    config: dict[str, Any], services: Services
 ) -> None:
     litellm, sync = services["litellm"], services["model-sync"]
     written = next(v for v in sync["volumes"] if v["source"] == "litellm-config")
     read = next(v for v in litellm["volumes"] if v["source"] == "litellm-config")
     config_path = sync["command"][sync["command"].index("--config") + 1]
+    litellm_config = litellm["command"][litellm["command"].index("--config") + 1]
+    gateway = _mounted_configs(config, litellm)[litellm_config]
+    included = yaml.safe_load(gateway.read_text())["include"]
 
     assert litellm["depends_on"]["model-sync"]["condition"] == (
         "service_completed_successfully"
     )
     assert config_path.startswith(written["target"] + "/")
     assert read.get("read_only") is True
-    litellm_config = litellm["command"][litellm["command"].index("--config") + 1]
-    assert litellm_config == read["target"] + config_path.removeprefix(
-        written["target"]
-    )
+    # LiteLLM reads the gateway's configuration, which includes the synced one.
+    assert [str(PurePosixPath(litellm_config).parent / i) for i in included] == [
+        read["target"] + config_path.removeprefix(written["target"])
+    ]
+
+
+def test_litellm_gets_the_gateway_auth_beside_its_configuration(
+    config: dict[str, Any], services: Services
+) -> None:
+    litellm = services["litellm"]
+    path = litellm["command"][litellm["command"].index("--config") + 1]
+    mounted = _mounted_configs(config, litellm)
+    gateway = yaml.safe_load(mounted[path].read_text())
+    module, _, function = gateway["general_settings"]["custom_auth"].rpartition(".")
+    auth = mounted[str(PurePosixPath(path).parent / f"{module}.py")]
+
+    assert auth == GATEWAY_AUTH
+    assert f"async def {function}(" in auth.read_text()
+    for callback in gateway["litellm_settings"]["callbacks"]:
+        module, _, instance = callback.rpartition(".")
+        mounted_module = mounted[str(PurePosixPath(path).parent / f"{module}.py")]
+        assert f"\n{instance} = " in mounted_module.read_text()
 
 
 def test_state_lives_in_named_volumes(config: dict[str, Any]) -> None:

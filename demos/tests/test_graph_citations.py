@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from demo_support import answer_text, commentary, deltas, drain
+from lgos_demos.search_client import MAX_QUERY_CHARS, search_query
 
 QUESTION = "How do I upload files to the Files API?"
 
@@ -64,3 +65,21 @@ def test_nothing_found_is_answered_without_citations(api):
 
     assert "found no sources" in response.output[-1].content[0].text
     assert response.output[-1].content[0].annotations == []
+
+
+def test_a_pasted_document_is_searched_by_its_beginning_and_answered(api):
+    # 100 KB as the question: all of it in the search URL used to fail the run.
+    document = "How do I upload files to the Files API? " * 2500
+
+    _, final = drain(
+        api.responses.create(model="citations", input=document, stream=True)
+    )
+
+    statuses = commentary(final)
+    searched = search_query(document)
+    assert final.status == "completed"
+    assert statuses[0] == f"Searching the docs for “{searched}”"
+    assert len(searched) <= MAX_QUERY_CHARS
+    assert searched.endswith("…")
+    assert statuses[-1].startswith("Found ")
+    assert final.output[-1].content[0].annotations  # answered from the sources

@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 from lgos_demos.search.corpus import Corpus, anchor
+from lgos_demos.search_client import search_query
 
 CORPUS = ["demos.md", "files-api.md", "lgos.md", "model-sync.md"]
 
@@ -37,6 +38,17 @@ def test_ranking_prefers_the_section_about_the_query():
     assert [h.section.path() for h in hits] == ["/docs/guide#search"]
     assert hits[0].snippet == "Search the docs for answers."
     assert [s.heading for s in corpus.sections] == ["Guide", "Uploads", "Search"]
+
+
+def test_a_long_question_becomes_a_bounded_query_cut_at_a_word():
+    long = "upload   files\nto the Files API " * 40
+
+    query = search_query(long, limit=50)
+
+    assert query == "upload files to the Files API upload files to the…"
+    assert len(query) <= 50
+    assert search_query("  what is\tLGOS? ") == "what is LGOS?"
+    assert search_query("x" * 80, limit=50) == "x" * 49 + "…"
 
 
 def test_anchors_follow_github():

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import openai
 import pytest
 import yaml
 from lgos_demos.settings import DEFAULT_FILES_API_KEY
@@ -36,6 +37,7 @@ from openai import OpenAI
 pytestmark = pytest.mark.timeout(480)
 
 TOOLS = Path(__file__).resolve().parents[3] / ".tools"
+BODY_LIMIT = 4_000_000
 EVERY_SERVICE = {
     "demo model",
     "search",
@@ -99,7 +101,8 @@ def full_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStac
     postgres = postgres_dir()
     running = start_stack(
         tmp_path_factory.mktemp("full-stack"),
-        env=stack_env(),
+        # A body limit a test can pass cheaply (the default is 32 MB).
+        env=stack_env(LGOS_MAX_REQUEST_BYTES=str(BODY_LIMIT)),
         postgres=postgres,
         timeout=360,
     )
@@ -149,6 +152,51 @@ def test_a_chat_reaches_a_demo_graph_through_litellm(litellm):
 
     assert {"lgos/simple", "lgos/citations", "lgos/interrupts"} <= ids
     assert "hello through the gateway" in (reply.choices[0].message.content or "")
+
+
+def test_a_megabyte_question_to_citations_through_litellm_is_answered(litellm):
+    # It used to be a 500 after LiteLLM's retries: the whole question went
+    # into the demo search's URL.
+    document = "How do I upload files to the Files API? " * 26_000
+
+    response = litellm.responses.create(model="lgos/citations", input=document)
+
+    assert len(document) > 1_000_000
+    assert response.status == "completed"
+    assert response.output[-1].content[0].annotations
+
+
+def test_lgos_s_body_limit_reads_as_lgos_s_own_message_through_litellm(litellm):
+    too_long = "x" * (BODY_LIMIT + 1)
+    with pytest.raises(openai.APIStatusError) as responses:
+        litellm.responses.create(model="lgos/simple", input=too_long)
+    with pytest.raises(openai.APIStatusError) as chat:
+        litellm.chat.completions.create(
+            model="lgos/simple", messages=[{"role": "user", "content": too_long}]
+        )
+
+    for refused in (responses.value, chat.value):
+        assert refused.status_code == 413
+        # The SDK prefixes the status; LiteLLM's wrapping (the exception
+        # class, the raw JSON, the fallback note) is gone.
+        assert refused.message == (
+            f"Error code: 413 - The request body is larger than the limit of "
+            f"{BODY_LIMIT} bytes."
+        )
+        assert refused.type == "invalid_request_error"
+
+
+def test_a_wrong_key_at_the_stack_s_litellm_is_a_401(full_stack):
+    with (
+        OpenAI(
+            base_url=full_stack.urls["LiteLLM"], api_key="sk-wrong", max_retries=0
+        ) as client,
+        pytest.raises(openai.AuthenticationError) as refused,
+    ):
+        client.models.list()
+
+    assert refused.value.status_code == 401
+    assert "Invalid API key for the LGOS gateway" in refused.value.message
 
 
 def test_a_file_round_trips_through_the_files_api(full_stack):

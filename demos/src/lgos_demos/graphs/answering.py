@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.config import get_stream_writer
 from langgraph_openai_serve import status_event
 
-from lgos_demos.search_client import SearchClient, SearchError
+from lgos_demos.search_client import SearchClient, SearchError, search_query
 from lgos_demos.sources import (
     SOURCES_INSTRUCTION,
     Source,
@@ -41,8 +41,12 @@ async def answer_from_sources(
 
 
 async def retrieve(search: SearchClient, query: str) -> list[Source]:
-    """Search with status updates; a failed search finds nothing."""
+    """Search with status updates; a failed search finds nothing.
+
+    A long question is searched by its beginning (``search_query``), and the
+    status shows what was searched."""
     write = get_stream_writer()
+    query = search_query(query)
     write(status_event(f"Searching the docs for “{query}”"))
     try:
         sources = await search.search(query)

@@ -16,7 +16,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.config import get_stream_writer
 from langgraph_openai_serve import status_event
 
-from lgos_demos.search_client import SearchClient, SearchError
+from lgos_demos.search_client import SearchClient, SearchError, search_query
 from lgos_demos.sources import Source
 
 WEB_SEARCH = "web_search"
@@ -42,6 +42,7 @@ def web_search_tool(search: SearchClient) -> BaseTool:
     async def web_search(query: str) -> tuple[str, list[dict[str, Any]]]:
         """Search the web; returns page titles and links."""
         write = get_stream_writer()
+        query = search_query(query)
         write(status_event(f"Searching the web for “{query}”"))
         try:
             sources = await search.search(query)

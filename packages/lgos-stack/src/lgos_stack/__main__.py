@@ -3,8 +3,11 @@
 ``uv run just up`` runs this. It checks the configuration, starts every
 service in dependency order, prints the URLs once all are healthy, writes
 ``{state_dir}/stack.json`` while running (see ``state.py``) and keeps logs in
-``{state_dir}/logs/``. ``lgos-demo-stack down|status|logs|sync-models``
-act on a running stack through that file (see ``control.py``).
+``{state_dir}/logs/``. While it runs, a service that exits is started again
+after a back-off, and given up on (loudly) after repeated crashes; the
+``--restart-*`` flags set the policy (``restarts.py``).
+``lgos-demo-stack down|status|logs|restart|sync-models`` act on a running
+stack through that file and the mailbox (see ``control.py``).
 """
 
 from __future__ import annotations
@@ -15,32 +18,28 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from lgos_stack import mailbox
 from lgos_stack.control import CONTROL_COMMANDS, run_control
 from lgos_stack.gateway import ConfigError
 from lgos_stack.net import port_in_use
 from lgos_stack.preflight import configuration_problems
+from lgos_stack.restarts import RestartPolicy
 from lgos_stack.services import (
     OPTIONAL,
     PORT_FLAGS,
     StackOptions,
     plan_stack,
 )
+from lgos_stack.signals import Interrupted, StopSignals
 from lgos_stack.state import (
-    SYNC_RESULT,
     NotRunning,
     is_stack_supervisor,
     read_state,
     stack_state,
     state_file,
-)
-from lgos_stack.supervisor import (
-    Interrupted,
-    Service,
-    StackError,
-    StopSignals,
-    Supervisor,
     write_state,
 )
+from lgos_stack.supervisor import Service, StackError, Supervisor
 
 
 def _default_tools_dir() -> Path:
@@ -52,7 +51,7 @@ def _default_tools_dir() -> Path:
     return checkout if checkout.is_dir() else here
 
 
-def _options(argv: list[str] | None) -> tuple[StackOptions, float]:
+def _options(argv: list[str] | None) -> tuple[StackOptions, float, RestartPolicy]:
     defaults = StackOptions(state_dir=Path(".state"))
     parser = argparse.ArgumentParser(
         prog="lgos-demo-stack",
@@ -93,7 +92,35 @@ def _options(argv: list[str] | None) -> tuple[StackOptions, float]:
         "sync and both UIs are left out too",
     )
     parser.add_argument("--startup-timeout", type=float, default=180)
+    policy = RestartPolicy()
+    parser.add_argument(
+        "--restart-backoff",
+        type=float,
+        default=policy.backoff,
+        help="seconds before restarting a crashed service; doubles with each "
+        "crash in the window (default: %(default)s)",
+    )
+    parser.add_argument("--restart-backoff-max", type=float, default=policy.backoff_max)
+    parser.add_argument(
+        "--max-restarts",
+        type=int,
+        default=policy.max_restarts,
+        help="crashes tolerated within --restart-window before giving up on "
+        "a service (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--restart-window", type=float, default=policy.window, help="seconds"
+    )
     args = parser.parse_args(argv)
+    try:
+        policy = RestartPolicy(
+            backoff=args.restart_backoff,
+            backoff_max=args.restart_backoff_max,
+            max_restarts=args.max_restarts,
+            window=args.restart_window,
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
     options = StackOptions(
         state_dir=args.state_dir.resolve(),
         host=args.host,
@@ -110,7 +137,7 @@ def _options(argv: list[str] | None) -> tuple[StackOptions, float]:
         tools_dir=args.tools_dir.resolve(),
         without=frozenset(args.without),
     )
-    return options, args.startup_timeout
+    return options, args.startup_timeout, policy
 
 
 def _say(text: str) -> None:
@@ -122,7 +149,7 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in CONTROL_COMMANDS:
         sys.exit(run_control(args))
-    options, startup_timeout = _options(args)
+    options, startup_timeout, policy = _options(args)
     options.state_dir.mkdir(parents=True, exist_ok=True)
     running = _running_supervisor(options.state_dir)
     if running is not None:
@@ -150,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(
             "lgos-demo-stack: cannot start:\n" + "\n".join(f"  - {p}" for p in problems)
         )
-    _run(options, plan.services, plan.notes, startup_timeout)
+    _run(options, plan.services, plan.notes, startup_timeout, policy)
 
 
 def _running_supervisor(state_dir: Path) -> int | None:
@@ -167,11 +194,20 @@ def _run(
     services: list[Service],
     notes: list[str],
     startup_timeout: float,
+    policy: RestartPolicy,
 ) -> None:
     supervisor = Supervisor(
-        services, options.state_dir / "logs", startup_timeout=startup_timeout
+        services,
+        options.state_dir / "logs",
+        startup_timeout=startup_timeout,
+        policy=policy,
+        say=_say,
     )
     state = state_file(options.state_dir)
+
+    def record() -> None:
+        write_state(state, stack_state(options.state_dir, supervisor))
+
     _say(
         f"Starting {', '.join(s.name for s in services)} "
         f"(logs: {options.state_dir / 'logs'})"
@@ -180,12 +216,15 @@ def _run(
     with StopSignals() as signals:
         try:
             supervisor.start()
-            write_state(state, stack_state(options.state_dir, supervisor))
+            record()
             _say(_banner(services, notes))
             while True:
-                supervisor.watch(wake=lambda: signals.reload_requested)
-                signals.reload_requested = False
-                _sync_models(options, supervisor)
+                supervisor.watch(wake=lambda: signals.mail, changed=record)
+                signals.mail = False
+                for request in mailbox.take(options.state_dir):
+                    answer = _carry_out(request, supervisor)
+                    record()
+                    mailbox.reply(options.state_dir, request, answer)
         except Interrupted:
             _say("\nStopping the demo stack…")
         except StackError as exc:
@@ -199,30 +238,41 @@ def _run(
     _say("Stopped.")
 
 
-def _sync_models(options: StackOptions, supervisor: Supervisor) -> None:
-    """Re-run the model sync; if it succeeded, restart LiteLLM on its output.
+def _carry_out(request: mailbox.Request, supervisor: Supervisor) -> mailbox.Answer:
+    """What ``lgos-demo-stack restart`` or ``sync-models`` asked for."""
+    if request.action == "sync-models":
+        return _sync_models(supervisor)
+    name = request.service or ""
+    try:
+        name = supervisor.find(name).service.name
+        _say(f"Restarting {name} (asked for)…")
+        supervisor.restart(name)
+    except (ValueError, StackError) as exc:
+        _say(f"restart {name}: {exc}")
+        return mailbox.Answer(ok=False, message=str(exc))
+    child = supervisor.find(name)
+    _say(f"{name} restarted (pid {child.process.pid}).")
+    return mailbox.Answer(
+        ok=True,
+        message=f"{name} restarted (pid {child.process.pid}, "
+        f"restarts {child.restarts})",
+    )
 
-    The outcome goes to ``{state_dir}/sync-models.json`` for the command that
-    asked (``lgos-demo-stack sync-models`` sends SIGUSR1 and waits for it)."""
+
+def _sync_models(supervisor: Supervisor) -> mailbox.Answer:
+    """Re-run the model sync; if it succeeded, restart LiteLLM on its output."""
     names = {child.service.name for child in supervisor.running}
-    result: dict[str, object]
     if "LiteLLM" not in names:
-        result = {"ok": False, "message": "this stack runs without LiteLLM"}
-    else:
-        _say("Re-syncing LiteLLM's model list from the demo API…")
-        try:
-            supervisor.rerun("model sync")
-            supervisor.restart("LiteLLM")
-        except StackError as exc:
-            result = {"ok": False, "message": str(exc)}
-            _say(f"sync-models failed: {exc}")
-        else:
-            result = {"ok": True, "message": "models synced; LiteLLM restarted"}
-            _say("Models synced; LiteLLM restarted.")
-        write_state(
-            state_file(options.state_dir), stack_state(options.state_dir, supervisor)
-        )
-    write_state(options.state_dir / SYNC_RESULT, result)
+        return mailbox.Answer(ok=False, message="this stack runs without LiteLLM")
+    _say("Re-syncing LiteLLM's model list from the demo API…")
+    try:
+        supervisor.rerun("model sync")
+        supervisor.restart("LiteLLM")
+    except StackError as exc:
+        _say(f"sync-models failed: {exc}")
+        return mailbox.Answer(ok=False, message=str(exc))
+    _say("Models synced; LiteLLM restarted.")
+    return mailbox.Answer(ok=True, message="models synced; LiteLLM restarted")
 
 
 def _banner(services: Sequence[Service], notes: list[str]) -> str:

@@ -1,20 +1,24 @@
-"""``lgos-demo-stack down|status|logs|sync-models``: act on a running stack.
+"""``lgos-demo-stack down|status|logs|restart|sync-models``: act on a running stack.
 
 Each reads ``{state_dir}/stack.json`` (``state.py``) and addresses processes
 by the PIDs recorded there, never by name:
 
 - ``down`` sends SIGTERM to the supervisor, which stops its children (the
   same path as Ctrl+C), and waits until every recorded PID is gone;
-- ``status`` probes every service's health URL (and PID);
+- ``status`` probes every service's health URL (and PID) and shows the
+  supervisor's state of it and how often it was restarted;
 - ``logs [SERVICE] [-f]`` prints the logs with a service prefix per line;
-- ``sync-models`` sends SIGUSR1: the supervisor re-runs the model sync and,
-  if it succeeded, restarts LiteLLM only; the command prints the outcome.
+- ``restart SERVICE`` asks the supervisor (``mailbox.py``) to stop that one
+  service by PID and start it again, a failed one included;
+- ``sync-models`` asks the supervisor to re-run the model sync and, if it
+  succeeded, to restart LiteLLM only.
+
+Both requests print the supervisor's answer once it is done.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -24,16 +28,16 @@ from typing import Any
 
 import httpx
 
+from lgos_stack import mailbox
 from lgos_stack.processes import pid_alive
 from lgos_stack.state import (
-    SYNC_RESULT,
     NotRunning,
     is_stack_supervisor,
     read_state,
     state_file,
 )
 
-CONTROL_COMMANDS = ("down", "status", "logs", "sync-models")
+CONTROL_COMMANDS = ("down", "status", "logs", "restart", "sync-models")
 
 
 def run_control(argv: list[str]) -> int:
@@ -45,6 +49,8 @@ def run_control(argv: list[str]) -> int:
         parser.add_argument("service", nargs="?", help="one service (name or slug)")
         parser.add_argument("-f", "--follow", action="store_true")
         parser.add_argument("-n", "--lines", type=int, default=40)
+    if argv[0] == "restart":
+        parser.add_argument("service", help="its name or slug, e.g. demo-api")
     args = parser.parse_args(argv[1:])
     state_dir: Path = args.state_dir.resolve()
     try:
@@ -55,6 +61,8 @@ def run_control(argv: list[str]) -> int:
             return stop_stack(state_dir, state, args.timeout)
         if argv[0] == "status":
             return report_status(state)
+        if argv[0] == "restart":
+            return restart_service(state_dir, state, args.service, args.timeout)
         return sync_models(state_dir, state, args.timeout)
     except NotRunning as exc:
         _err(str(exc))
@@ -81,7 +89,7 @@ def stop_stack(state_dir: Path, state: dict[str, Any], timeout: float) -> int:
 
 
 def report_status(state: dict[str, Any]) -> int:
-    """One line per service; exit 1 when any is down or unhealthy."""
+    """One line per service; exit 1 when any is down, unhealthy or failed."""
     services: dict[str, dict[str, Any]] = state["services"]
     width = max(len(name) for name in services)
     failing = 0
@@ -90,13 +98,21 @@ def report_status(state: dict[str, Any]) -> int:
             verdict = _verdict(http, service)
             failing += verdict not in ("healthy", "done", "running")
             pid = f"pid {service['pid']}"
-            _out(f"{name:<{width}}  {verdict:<9}  {pid:<11}  {service['url']}")
+            restarts = f"restarts {service.get('restarts', 0)}"
+            _out(
+                f"{name:<{width}}  {verdict:<10}  {restarts:<11}  {pid:<11}  "
+                f"{service['url']}"
+            )
     return 1 if failing else 0
 
 
 def _verdict(http: httpx.Client, service: dict[str, Any]) -> str:
     if service.get("oneshot"):
-        return "done"
+        return "done" if service.get("state", "done") == "done" else "failed"
+    # The supervisor's word first: a service it gave up on, or one waiting
+    # out its back-off, has no process to probe.
+    if service.get("state") in ("failed", "restarting"):
+        return str(service["state"])
     if not pid_alive(service["pid"]):
         return "exited"
     if not service.get("health"):
@@ -104,34 +120,56 @@ def _verdict(http: httpx.Client, service: dict[str, Any]) -> str:
     try:
         response = http.get(service["health"])
     except httpx.HTTPError:
-        return "no answer"
+        return "starting" if service.get("state") == "starting" else "no answer"
     # SeaweedFS's S3 answers 403 to anonymous requests: any non-5xx is alive.
     return "healthy" if response.status_code < 500 else f"HTTP {response.status_code}"
+
+
+def restart_service(
+    state_dir: Path, state: dict[str, Any], service: str, timeout: float
+) -> int:
+    _out(f"Restarting {service}…")
+    request = mailbox.post(state_dir, "restart", service)
+    answer = _ask(state_dir, state, request, timeout)
+    if answer is None:
+        return 1
+    if not answer.ok:
+        _err(f"restart {service}: {answer.message}")
+        return 1
+    _out(answer.message)
+    return 0
 
 
 def sync_models(state_dir: Path, state: dict[str, Any], timeout: float) -> int:
     if "LiteLLM" not in state["services"]:
         _err("this stack runs without LiteLLM: nothing to sync")
         return 1
-    result_path = state_dir / SYNC_RESULT
-    result_path.unlink(missing_ok=True)
     _out("Re-syncing LiteLLM's model list and restarting LiteLLM…")
-    os.kill(state["pid"], signal.SIGUSR1)
-    deadline = time.monotonic() + timeout
-    while not result_path.exists():
-        if time.monotonic() > deadline or not pid_alive(state["pid"]):
-            _err("the stack did not report the sync's outcome (see `just logs`)")
-            return 1
-        time.sleep(0.2)
-    result = json.loads(result_path.read_text())
-    if not result["ok"]:
-        _err(f"sync-models failed: {result['message']}")
+    answer = _ask(state_dir, state, mailbox.post(state_dir, "sync-models"), timeout)
+    if answer is None:
         return 1
-    _out(result["message"])
+    if not answer.ok:
+        _err(f"sync-models failed: {answer.message}")
+        return 1
+    _out(answer.message)
     models = _litellm_models(read_state(state_dir))
     if models is not None:
         _out("LiteLLM now serves: " + (", ".join(models) or "(no models)"))
     return 0
+
+
+def _ask(
+    state_dir: Path, state: dict[str, Any], request: mailbox.Request, timeout: float
+) -> mailbox.Answer | None:
+    """Signal the supervisor about ``request`` and wait for its answer."""
+    os.kill(state["pid"], signal.SIGUSR1)
+    deadline = time.monotonic() + timeout
+    while (answer := mailbox.collect(state_dir, request)) is None:
+        if time.monotonic() > deadline or not pid_alive(state["pid"]):
+            _err("the stack did not answer (see `just logs`)")
+            return None
+        time.sleep(0.2)
+    return answer
 
 
 def _litellm_models(state: dict[str, Any]) -> list[str] | None:

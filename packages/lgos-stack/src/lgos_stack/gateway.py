@@ -8,7 +8,10 @@ LiteLLM's database mode cannot start offline, so its models come from the
 config file: every demo graph becomes ``lgos/<graph>``. The file is seeded
 once with the master-key setting and is the user's to extend; the sync only
 rewrites the entries it owns. The master key is ``LITELLM_MASTER_KEY`` when
-set, else one generated once into ``{state_dir}/litellm/master-key``.
+set, else one generated once into ``{state_dir}/litellm/master-key``; a wrong
+key is refused with 401 by ``lgos_gateway_auth.py``, the ``custom_auth`` the
+seed names, and ``lgos_gateway_errors.py`` (a callback) passes LGOS's error
+messages on readably; both are copied beside the file at each start.
 """
 
 from __future__ import annotations
@@ -43,7 +46,20 @@ model_list: []
 
 general_settings:
   master_key: os.environ/LITELLM_MASTER_KEY
+  # A wrong key gets 401 with a readable message instead of LiteLLM's
+  # "400 No connected db." (lgos_gateway_auth.py, written beside this file).
+  custom_auth: lgos_gateway_auth.user_api_key_auth
+
+litellm_settings:
+  # LGOS's own error messages instead of LiteLLM's wrapping of them
+  # (lgos_gateway_errors.py, written beside this file).
+  callbacks:
+    - lgos_gateway_errors.readable_errors
 """
+AUTH_MODULE = Path(__file__).with_name("lgos_gateway_auth.py")
+"""LiteLLM's ``custom_auth``, copied beside its configuration at each start."""
+ERRORS_MODULE = Path(__file__).with_name("lgos_gateway_errors.py")
+"""A LiteLLM callback, copied beside its configuration at each start."""
 
 
 class ConfigError(ValueError):
@@ -98,6 +114,13 @@ def seed_config(path: Path) -> None:
         path.write_text(_SEED_CONFIG)
 
 
+def install_gateway_modules(config_dir: Path) -> None:
+    """Put the current ``lgos_gateway_auth.py`` and ``lgos_gateway_errors.py``
+    beside LiteLLM's configuration (LiteLLM loads them from there)."""
+    for module in (AUTH_MODULE, ERRORS_MODULE):
+        (config_dir / module.name).write_text(module.read_text())
+
+
 def gateway_services(
     *,
     state_dir: Path,
@@ -116,6 +139,7 @@ def gateway_services(
     the same environment) sends it with every request."""
     config = litellm_config(state_dir)
     seed_config(config)
+    install_gateway_modules(config.parent)
     deployment = f"main={MODEL_PREFIX},{api_base_url}"
     if api_key_env:
         deployment += f",{api_key_env}"

@@ -5,7 +5,8 @@
       "services": {
         "LiteLLM": {"pid": 1240, "url": "http://127.0.0.1:4000/v1",
                     "health": "http://127.0.0.1:4000/health/liveliness",
-                    "log": ".state/logs/litellm.log", "oneshot": false},
+                    "log": ".state/logs/litellm.log", "oneshot": false,
+                    "state": "running", "restarts": 0},
         ...
       },
       "litellm_master_key_file": ".state/litellm/master-key"
@@ -17,8 +18,10 @@ Service names (the keys) are the banner's: "demo model", "search",
 "Open WebUI functions" (those that run). ``health`` is null for services
 without an HTTP check; ``litellm_master_key_file`` is null when
 LITELLM_MASTER_KEY came from the environment (the key itself is never
-written here). The file exists only while the stack runs; it is rewritten
-when a service restarts.
+written here). ``state`` is the supervisor's view (``State``: starting,
+running, restarting, failed, done); ``restarts`` counts the starts after the
+first, on a crash or asked for. The file exists only while the stack runs;
+it is rewritten whenever a service changes state.
 """
 
 from __future__ import annotations
@@ -31,8 +34,6 @@ from typing import Any
 from lgos_stack.gateway import master_key_file
 from lgos_stack.processes import pid_alive
 from lgos_stack.supervisor import Supervisor
-
-SYNC_RESULT = "sync-models.json"
 
 
 def state_file(state_dir: Path) -> Path:
@@ -47,6 +48,8 @@ def stack_state(state_dir: Path, supervisor: Supervisor) -> dict[str, Any]:
             "health": child.service.health_url or None,
             "log": str(child.log),
             "oneshot": child.service.oneshot,
+            "state": str(child.state),
+            "restarts": child.restarts,
         }
         for child in supervisor.running
     }
@@ -92,3 +95,10 @@ def is_stack_supervisor(pid: int) -> bool:
     except OSError:
         return pid_alive(pid)  # no procfs: trust the recorded PID
     return b"lgos_stack" in command or b"lgos-demo-stack" in command
+
+
+def write_state(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` as JSON atomically (readers never see half a file)."""
+    partial = path.with_suffix(".tmp")
+    partial.write_text(json.dumps(data, indent=2) + "\n")
+    partial.replace(path)

@@ -1,4 +1,4 @@
-"""A small process supervisor: start children, wait for health, stop by PID.
+"""A small process supervisor: start children, keep them running, stop by PID.
 
 Each child runs in its own session, so a terminal's Ctrl+C reaches only the
 supervisor, which then stops the children itself in reverse start order:
@@ -10,8 +10,12 @@ A *one-shot* service (``oneshot=True``, e.g. creating database tables) must
 run to completion with exit code 0 before the services after it start; a
 service without an HTTP endpoint is ready when its ``probe`` says so.
 
-While the stack runs, ``rerun`` runs a one-shot again and ``restart`` stops
-one service by PID and starts it again (``just sync-models`` uses both).
+Once every service is healthy, ``watch`` keeps them running: a child that
+exits is started again on its own after a back-off, the others untouched;
+after too many crashes in a row it is left stopped and marked failed
+(``restarts.py`` holds the policy). ``rerun`` runs a one-shot again and
+``restart`` stops one service by PID and starts it again (``just restart``
+and ``just sync-models`` use them).
 """
 
 from __future__ import annotations
@@ -19,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
-import json
 import os
 import signal
 import subprocess
@@ -27,11 +30,13 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from types import FrameType
-from typing import IO, Any
+from typing import IO
 
 import httpx
+
+from lgos_stack.restarts import CrashHistory, RestartPolicy
 
 _PR_SET_PDEATHSIG = 1
 _POLL = 0.1
@@ -41,8 +46,18 @@ class StackError(RuntimeError):
     """A child failed to start, failed its health check or exited."""
 
 
-class Interrupted(Exception):
-    """SIGINT or SIGTERM arrived."""
+class State(StrEnum):
+    """Where a child is, as ``stack.json`` and ``just status`` show it."""
+
+    STARTING = "starting"
+    """Started, not yet healthy."""
+    RUNNING = "running"
+    RESTARTING = "restarting"
+    """It exited; it starts again once its back-off is over."""
+    FAILED = "failed"
+    """It crashed too often: left stopped until a person restarts it."""
+    DONE = "done"
+    """A one-shot that finished."""
 
 
 @dataclass(frozen=True)
@@ -72,13 +87,20 @@ class Service:
 
 @dataclass
 class Running:
+    """A child and what the supervisor knows of it (replaced on each restart)."""
+
     service: Service
     process: subprocess.Popen[bytes]
     log: Path
+    history: CrashHistory
+    state: State = State.STARTING
+    restarts: int = 0
+    restart_at: float = 0.0
+    """When a ``RESTARTING`` child starts again (the policy's clock)."""
 
 
 class Supervisor:
-    """Starts ``services`` (respecting ``after``), watches and stops them."""
+    """Starts ``services`` (respecting ``after``), keeps them running, stops them."""
 
     def __init__(
         self,
@@ -87,6 +109,8 @@ class Supervisor:
         *,
         startup_timeout: float = 90,
         stop_timeout: float = 10,
+        policy: RestartPolicy | None = None,
+        say: Callable[[str], None] = lambda text: None,
     ) -> None:
         names = {s.name for s in services}
         for service in services:
@@ -97,10 +121,16 @@ class Supervisor:
         self.log_dir = log_dir
         self.startup_timeout = startup_timeout
         self.stop_timeout = stop_timeout
+        self.policy = policy or RestartPolicy()
+        self.say = say
+        """Where news of crashes and restarts goes (the stack's terminal)."""
         self.running: list[Running] = []
 
     def start(self) -> None:
         """Start every service and return once all are healthy.
+
+        A crash while starting stops the start: it is a configuration or
+        installation problem, not bad luck.
 
         Raises:
             StackError: a child exited or stayed unhealthy past the timeout.
@@ -118,6 +148,7 @@ class Supervisor:
                     name = child.service.name
                     if name not in healthy and self._check(http, child):
                         healthy.add(name)
+                        child.state = _ready_state(child)
                 if time.monotonic() > deadline:
                     unhealthy = [
                         c for c in self.running if c.service.name not in healthy
@@ -131,17 +162,58 @@ class Supervisor:
                     )
                 time.sleep(_POLL)
 
-    def watch(self, wake: Callable[[], bool] = lambda: False) -> None:
-        """Block until a child exits (``StackError``), a signal arrives, or
-        ``wake()`` is true (then return)."""
-        while not wake():
-            for child in self.running:
-                code = child.process.poll()
-                if code is not None and not (child.service.oneshot and code == 0):
-                    raise StackError(
-                        f"{child.service.name} exited with code {code}" + _tail(child)
-                    )
-            time.sleep(_POLL * 2)
+    def watch(
+        self,
+        wake: Callable[[], bool] = lambda: False,
+        changed: Callable[[], None] = lambda: None,
+    ) -> None:
+        """Keep the children running until ``wake()`` is true (or a signal
+        interrupts); ``changed()`` is called after any child changed state."""
+        with httpx.Client(timeout=2) as http:
+            while not wake():
+                if self.tend(http):
+                    changed()
+                time.sleep(_POLL * 2)
+
+    def tend(self, http: httpx.Client) -> bool:
+        """One look at every child: note exits, restart those whose back-off
+        is over, mark restarted ones running once healthy. Returns whether
+        any child changed state."""
+        changed = False
+        for index, child in enumerate(self.running):
+            if child.state in (State.FAILED, State.DONE):
+                continue
+            if child.state is State.RESTARTING:
+                if self.policy.clock() >= child.restart_at:
+                    self.running[index] = self._respawn(child, "after its crash")
+                    changed = True
+                continue
+            code = child.process.poll()
+            if code is not None:
+                self._crashed(child, code)
+                changed = True
+            elif child.state is State.STARTING and self._ready(http, child):
+                child.state = State.RUNNING
+                self.say(f"{child.service.name} is back up (restart {child.restarts})")
+                changed = True
+        return changed
+
+    def _crashed(self, child: Running, code: int) -> None:
+        name = child.service.name
+        delay = child.history.record()
+        if delay is None:
+            child.state = State.FAILED
+            _note(child, "gave up after too many crashes; `just restart` starts it")
+            self.say(
+                f"{name} FAILED: it exited {len(child.history.times)} times within "
+                f"{self.policy.window:g} s (last exit code {code}); the supervisor "
+                f"gave up on it, the other services keep running. Fix it, then "
+                f"`just restart {child.service.slug}`." + _tail(child)
+            )
+            return
+        child.state = State.RESTARTING
+        child.restart_at = self.policy.clock() + delay
+        self.say(f"{name} exited with code {code}; restarting it in {delay:g} s")
 
     def stop(self) -> None:
         """Stop every child by PID: SIGTERM in reverse order, then SIGKILL."""
@@ -161,59 +233,100 @@ class Supervisor:
     def pids(self) -> dict[str, int]:
         return {c.service.name: c.process.pid for c in self.running}
 
+    def find(self, name: str) -> Running:
+        """The child called ``name`` (or its slug, e.g. ``demo-api``).
+
+        Raises:
+            ValueError: no such service in this stack; the message lists them.
+        """
+        return self.running[self._index(name)]
+
     def rerun(self, name: str) -> None:
         """Run the one-shot ``name`` again, to completion (log appended).
 
         Raises:
             StackError: it exited with a non-zero code or took too long.
         """
-        index, child = self._find(name)
+        index = self._index(name)
+        child = self.running[index]
         if not child.service.oneshot:
             raise ValueError(f"{name} is not a one-shot service")
-        again = self._spawn(child.service, append=True)
+        again = self._respawn(child, "run again")
         self.running[index] = again
         try:
             code = again.process.wait(timeout=self.startup_timeout)
         except subprocess.TimeoutExpired:
             _signal(again.process.pid, signal.SIGKILL)
             again.process.wait()
+            again.state = State.FAILED
             raise StackError(
                 f"{name} did not finish in {self.startup_timeout:.0f} s" + _tail(again)
             ) from None
         if code != 0:
+            again.state = State.FAILED
             raise StackError(f"{name} exited with code {code}" + _tail(again))
+        again.state = State.DONE
 
     def restart(self, name: str) -> None:
         """Stop ``name`` by PID, start it again and wait until it is healthy.
 
+        Its crash history is forgotten: this is how a failed service comes
+        back. A one-shot runs again instead.
+
         Raises:
             StackError: it exited or stayed unhealthy past the startup timeout.
         """
-        index, child = self._find(name)
+        index = self._index(name)
+        child = self.running[index]
+        if child.service.oneshot:
+            self.rerun(name)
+            return
         _stop_one(child.process, self.stop_timeout)
-        again = self._spawn(child.service, append=True)
+        child.history.forget()
+        again = self._respawn(child, "restart asked for")
         self.running[index] = again
         deadline = time.monotonic() + self.startup_timeout
         with httpx.Client(timeout=2) as http:
             while not self._check(http, again):
                 if time.monotonic() > deadline:
                     raise StackError(
-                        f"{name} not healthy {self.startup_timeout:.0f} s after "
-                        "its restart" + _tail(again)
+                        f"{again.service.name} not healthy "
+                        f"{self.startup_timeout:.0f} s after its restart" + _tail(again)
                     )
                 time.sleep(_POLL)
+        again.state = State.RUNNING
 
-    def _find(self, name: str) -> tuple[int, Running]:
+    def _index(self, name: str) -> int:
+        wanted = name.lower().replace(" ", "-")
         for index, child in enumerate(self.running):
-            if child.service.name == name:
-                return index, child
-        raise ValueError(f"{name} is not running in this stack")
+            if child.service.slug == wanted:
+                return index
+        known = ", ".join(c.service.slug for c in self.running)
+        raise ValueError(f"{name!r} is not a service of this stack (it runs {known})")
 
-    def _spawn(self, service: Service, *, append: bool = False) -> Running:
+    def _spawn(self, service: Service) -> Running:
         log = self.log_dir / f"{service.slug}.log"
-        with log.open("ab" if append else "wb") as out:
+        with log.open("wb") as out:
             process = _popen(service, out)
-        return Running(service=service, process=process, log=log)
+        return Running(
+            service=service, process=process, log=log, history=self._history()
+        )
+
+    def _respawn(self, child: Running, why: str) -> Running:
+        """``child``'s service started again, its log appended."""
+        _note(child, f"starting again ({why})")
+        with child.log.open("ab") as out:
+            process = _popen(child.service, out)
+        return Running(
+            service=child.service,
+            process=process,
+            log=child.log,
+            history=child.history,
+            restarts=child.restarts + 1,
+        )
+
+    def _history(self) -> CrashHistory:
+        return CrashHistory(self.policy)
 
     def _check(self, http: httpx.Client, child: Running) -> bool:
         code = child.process.poll()
@@ -225,12 +338,26 @@ class Supervisor:
             )
         if child.service.oneshot:
             return False
+        return self._ready(http, child)
+
+    def _ready(self, http: httpx.Client, child: Running) -> bool:
+        """Whether a running child answers its health check (or probe)."""
         if child.service.probe is not None:
             return child.service.probe()
         try:
             return child.service.healthy(http.get(child.service.health_url))
         except httpx.HTTPError:
             return False
+
+
+def _note(child: Running, text: str) -> None:
+    """A line of the supervisor's own in the child's log."""
+    with child.log.open("a") as out:
+        out.write(f"\n--- lgos-demo-stack: {child.service.name} {text} ---\n")
+
+
+def _ready_state(child: Running) -> State:
+    return State.DONE if child.service.oneshot else State.RUNNING
 
 
 def _popen(service: Service, out: IO[bytes]) -> subprocess.Popen[bytes]:
@@ -277,48 +404,3 @@ def _tail(child: Running, lines: int = 15) -> str:
         return ""
     body = "\n    ".join(text) or "(empty)"
     return f"\n  {child.service.name} log ({child.log}):\n    {body}"
-
-
-class StopSignals:
-    """SIGINT, SIGTERM and SIGHUP raise ``Interrupted`` once, while armed.
-
-    After the first signal, or once ``disarm()`` is called (the stack is
-    stopping), further signals are ignored: a second Ctrl+C, or the same
-    signal forwarded by ``uv`` and ``just``, cannot cut a stop short.
-    SIGHUP (the terminal closed) stops the stack like Ctrl+C. SIGUSR1 only
-    sets ``reload_requested`` (``lgos-demo-stack sync-models`` sends it); the
-    caller clears it when done.
-    """
-
-    def __init__(self) -> None:
-        self.armed = True
-        self.reload_requested = False
-        self._previous: dict[int, Any] = {}
-
-    def disarm(self) -> None:
-        self.armed = False
-
-    def __enter__(self) -> StopSignals:
-        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-            self._previous[number] = signal.signal(number, self._handle)
-        self._previous[signal.SIGUSR1] = signal.signal(signal.SIGUSR1, self._reload)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for number, handler in self._previous.items():
-            signal.signal(number, handler)
-
-    def _reload(self, number: int, frame: FrameType | None) -> None:
-        self.reload_requested = True
-
-    def _handle(self, number: int, frame: FrameType | None) -> None:
-        if self.armed:
-            self.armed = False
-            raise Interrupted(signal.Signals(number).name)
-
-
-def write_state(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as JSON atomically (readers never see half a file)."""
-    partial = path.with_suffix(".tmp")
-    partial.write_text(json.dumps(data, indent=2) + "\n")
-    partial.replace(path)

@@ -1,0 +1,133 @@
+"""A wrong key at the gateway is a 401 that says which key to send.
+
+The real LiteLLM proxy (``.tools/litellm``), once on the configuration the
+native stack writes (``gateway_services``) and once on compose's (the gateway
+file that includes the synced model list, with the auth module beside it),
+each reached with the official SDK. No model backend is needed: a refused
+key never gets that far, and the master key is proved by the model list.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import openai
+import pytest
+import yaml
+from lgos_stack.gateway import AUTH_MODULE, gateway_services, litellm_config
+from lgos_testkit.litellm import LiteLLM, litellm
+
+pytestmark = pytest.mark.timeout(600)
+
+REPO = Path(__file__).resolve().parents[3]
+MASTER_KEY = "sk-lgos-gateway-master"
+ROUTE = {
+    "model_name": "lgos/simple",
+    "litellm_params": {
+        "model": "openai/simple",
+        "api_base": "http://127.0.0.1:9/v1",
+        "api_key": "no-key",
+    },
+}
+
+
+def native_config(folder: Path) -> Path:
+    """What ``lgos-demo-stack`` writes, plus the route the model sync would add."""
+    gateway_services(
+        state_dir=folder,
+        api_base_url="http://127.0.0.1:9/v1",
+        litellm_bin=Path("litellm"),
+        host="127.0.0.1",
+        port=1,
+        key=MASTER_KEY,
+        api_key_env=None,
+        after=(),
+    )
+    config = litellm_config(folder)
+    document = yaml.safe_load(config.read_text())
+    config.write_text(yaml.safe_dump(document | {"model_list": [ROUTE]}))
+    return config
+
+
+def compose_config(folder: Path) -> Path:
+    """compose's /etc/litellm: its gateway file, the auth module, the synced list."""
+    compose = yaml.safe_load((REPO / "compose" / "compose.yaml").read_text())
+    for used in compose["services"]["litellm"]["configs"]:
+        source = REPO / "compose" / compose["configs"][used["source"]]["file"]
+        shutil.copy(source, folder / Path(used["target"]).name)
+    (folder / "synced").mkdir()
+    (folder / "synced" / "config.yaml").write_text(
+        yaml.safe_dump({"model_list": [ROUTE]})
+    )
+    return folder / "config.yaml"
+
+
+@pytest.fixture(scope="module", params=["native", "compose"])
+def gateway(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiteLLM]:
+    folder = tmp_path_factory.mktemp(request.param)
+    write = native_config if request.param == "native" else compose_config
+    with litellm(write(folder), MASTER_KEY) as proxy:
+        yield proxy
+
+
+def sdk(gateway: LiteLLM, key: str) -> openai.OpenAI:
+    return openai.OpenAI(
+        base_url=gateway.openai_url, api_key=key, max_retries=0, timeout=60
+    )
+
+
+@pytest.mark.parametrize("key", ["sk-not-the-master-key", "wrong-shape"])
+def test_a_wrong_gateway_key_is_a_401_that_says_which_key_to_send(gateway, key):
+    with sdk(gateway, key) as client:
+        with pytest.raises(openai.AuthenticationError) as chat:
+            client.chat.completions.create(
+                model="lgos/simple", messages=[{"role": "user", "content": "hi"}]
+            )
+        with pytest.raises(openai.AuthenticationError) as responses:
+            client.responses.create(model="lgos/simple", input="hi")
+
+    for refused in (chat.value, responses.value):
+        assert refused.status_code == 401
+        assert "Invalid API key for the LGOS gateway (LiteLLM)" in refused.message
+        assert "LITELLM_MASTER_KEY" in refused.message
+        assert "No connected db" not in refused.message
+        assert key not in refused.message
+
+
+def test_no_key_at_all_is_a_401_that_says_how_to_send_one(gateway):
+    answer = httpx.post(
+        f"{gateway.openai_url}/chat/completions",
+        json={"model": "lgos/simple", "messages": []},
+        timeout=60,
+    )
+
+    assert answer.status_code == 401
+    assert (
+        "Authorization: Bearer <LITELLM_MASTER_KEY>"
+        in (answer.json()["error"]["message"])
+    )
+
+
+def test_the_master_key_still_opens_the_gateway(gateway):
+    with sdk(gateway, MASTER_KEY) as client:
+        models = {model.id for model in client.models.list()}
+
+    assert models == {"lgos/simple"}
+
+
+def test_the_stack_copies_the_current_auth_module_beside_the_config(tmp_path):
+    config = native_config(tmp_path)
+    (config.parent / AUTH_MODULE.name).write_text("# an older copy\n")
+
+    config = native_config(tmp_path)
+
+    assert (config.parent / AUTH_MODULE.name).read_text() == AUTH_MODULE.read_text()
+    assert yaml.safe_load(config.read_text())["general_settings"] == {
+        "master_key": "os.environ/LITELLM_MASTER_KEY",
+        "custom_auth": "lgos_gateway_auth.user_api_key_auth",
+    }
