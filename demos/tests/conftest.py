@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from lgos_demos.settings import DEFAULT_FILES_API_KEY
-from lgos_testkit import pid_alive
+from lgos_testkit import STARTUP_SECONDS, pid_alive
 from lgos_testkit.stack import (
     RunningStack,
     postgres_dir,
@@ -38,7 +38,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningStack]:
             env=stack_env(),
             postgres=postgres,
             without=("litellm",),
-            timeout=60,
+            timeout=STARTUP_SECONDS,
         )
         yield running
         stopped = stop_stack(running.process, running.pids)

@@ -15,7 +15,7 @@ from typing import Any
 from lgos_stack.net import free_ports, http_ok
 from lgos_stack.processes import pid_alive
 from lgos_stack.services import StackOptions, plan_stack
-from lgos_testkit import wait_until
+from lgos_testkit import STARTUP_SECONDS, wait_until
 from lgos_testkit.stack import postgres_dir, stack_env, start_stack, stop_stack
 
 WAIT = 120.0
@@ -31,7 +31,7 @@ def test_ctrl_c_stops_every_child_and_configured_services_are_skipped(tmp_path):
             env=env,
             postgres=postgres,
             without=("litellm",),
-            timeout=60,
+            timeout=STARTUP_SECONDS,
         )
         output = stack.output.read_text()
         stopped = stop_stack(stack.process, stack.pids)
