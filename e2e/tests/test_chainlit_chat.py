@@ -27,19 +27,28 @@ def test_a_picked_graph_streams_its_answer_token_by_token(chainlit: ChainlitPage
     assert len({len(text) for text in growing}) == len(growing)
 
 
-def test_commentary_shows_as_progress_steps_apart_from_the_answer(
-    chainlit: ChainlitPage,
-):
+def test_progress_is_live_open_and_above_its_answer(chainlit: ChainlitPage):
     chainlit.pick_graph("lgos/citations")
+    answers_before = chainlit.answers.count()
+    chainlit.watch_progress("Searching the docs for")
 
     chainlit.send("How are files stored?")
 
+    # Live: the status was on the page before this request's answer.
+    assert chainlit.answers_when_progress_appeared() == answers_before
     answer = chainlit.answer_containing("Here is what I found")
     expect(answer).to_contain_text(USAGE)
-    expect(chainlit.progress_steps.first).to_be_visible()
-    chainlit.progress_steps.first.get_by_text("Progress").click()
-    expect(chainlit.progress_steps.first).to_contain_text("Searching the docs for")
+    # One step for the request, open: its statuses read without a click.
+    progress = chainlit.progress_steps
+    expect(progress).to_have_count(1)
+    expect(progress.get_by_text("Searching the docs for")).to_be_visible()
+    expect(progress.get_by_text("Found 5 sources")).to_be_visible()
     expect(answer).not_to_contain_text("Searching the docs for")
+    # Above the answer it belongs to.
+    progress_box, answer_box = progress.bounding_box(), answer.bounding_box()
+    assert progress_box is not None
+    assert answer_box is not None
+    assert progress_box["y"] + progress_box["height"] <= answer_box["y"]
 
 
 def test_changing_the_audience_setting_changes_the_answer(chainlit: ChainlitPage):

@@ -55,6 +55,30 @@ _ANSWER_WATCH = """
 """
 
 
+# Records what the page showed when a "Progress" step first showed the
+# expected text: how many answers there were by then (live progress comes
+# before its answer).
+_PROGRESS_WATCH = """
+(expected) => {
+  window.__lgosProgressSeen = null;
+  const observer = new MutationObserver(() => {
+    const steps = [...document.querySelectorAll('[data-step-type="run"]')]
+      .filter((step) => step.innerText.includes("Progress"));
+    const text = steps.map((step) => step.innerText).join("\\n");
+    if (window.__lgosProgressSeen === null && text.includes(expected)) {
+      window.__lgosProgressSeen = {
+        answers: document.querySelectorAll(
+          '[data-step-type="assistant_message"]').length,
+      };
+      observer.disconnect();
+    }
+  });
+  observer.observe(
+    document.body, {subtree: true, childList: true, characterData: true});
+}
+"""
+
+
 @dataclass(frozen=True)
 class ChainlitUser:
     name: str
@@ -121,6 +145,16 @@ class ChainlitPage:
         """Start recording how the newest answer's text changes."""
         self.page.evaluate(_ANSWER_WATCH)
 
+    def watch_progress(self, expected: str) -> None:
+        """Start recording what the page showed when a progress step first
+        showed ``expected``."""
+        self.page.evaluate(_PROGRESS_WATCH, expected)
+
+    def answers_when_progress_appeared(self) -> int:
+        """How many answers the page showed when progress text first appeared."""
+        self.page.wait_for_function("() => window.__lgosProgressSeen !== null")
+        return int(self.page.evaluate("() => window.__lgosProgressSeen.answers"))
+
     def answer_texts(self) -> list[str]:
         texts = self.page.evaluate("() => window.__lgosAnswerTexts || []")
         return [str(text) for text in texts]
@@ -140,7 +174,7 @@ class ChainlitPage:
 
     @property
     def progress_steps(self) -> Locator:
-        """Commentary: the "Progress" run steps, apart from the answers."""
+        """Commentary: one open "Progress" step per request, above its answer."""
         return self.page.locator('[data-step-type="run"]').filter(has_text="Progress")
 
     def open_settings(self) -> Locator:
