@@ -166,6 +166,10 @@ class ChainlitPage:
         return self.page.locator('[data-step-type="assistant_message"]')
 
     @property
+    def user_messages(self) -> Locator:
+        return self.page.locator('[data-step-type="user_message"]')
+
+    @property
     def last_answer(self) -> Locator:
         return self.answers.last
 

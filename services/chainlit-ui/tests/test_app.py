@@ -58,9 +58,18 @@ def test_the_ui_serves_its_page_and_one_profile_per_graph(ui):
     assert page.status_code == 200
     assert "<html" in page.text.lower()
     profiles = {p["name"]: p["markdown_description"] for p in settings["chatProfiles"]}
-    assert profiles["echo"] == "Echoes settings and what it saw."
+    assert "Echoes settings and what it saw." in profiles["echo"]
     assert {"chart", "refund", "tools", "plain"} <= set(profiles)
     assert "LangGraph OpenAI Serve" in settings["markdown"]
+    # No "citations" graph here: the first listed is the default; each
+    # profile has our icon (Chainlit then shows its text on an empty chat).
+    listed = settings["chatProfiles"]
+    assert [p["name"] for p in listed if p["default"]] == [listed[0]["name"]]
+    assert {p["icon"] for p in listed} == {"/public/lgos.svg"}
+    assert "<title>LGOS</title>" in page.text
+    assert 'href="/public/lgos.css"' in page.text
+    for asset in ("lgos.css", "lgos.svg", "logo_light.svg", "favicon.svg"):
+        assert httpx.get(f"{url}/public/{asset}", timeout=10).status_code == 200
     # Chainlit's files went to the home folder, not the working directory.
     assert (home / ".chainlit" / "config.toml").is_file()
     assert list(cwd.iterdir()) == []

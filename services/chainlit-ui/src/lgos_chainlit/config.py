@@ -45,6 +45,10 @@ class UIConfig(BaseSettings):
     MAX_DISPLAY_BYTES: int = Field(default=25 * 1024 * 1024, gt=0)
     """Largest file ``display_file`` downloads."""
 
+    DEFAULT_GRAPH: str = "citations"
+    """The graph a new chat starts on: a model name or its last path segment
+    (``citations`` matches ``lgos/citations``); the first listed when absent."""
+
     USERS: dict[str, SecretStr] = Field(default_factory=dict)
     """JSON ``{"name": "password"}``: turns on login, chat history and resuming
     a chat after a page reload (Chainlit needs ``CHAINLIT_AUTH_SECRET``; the

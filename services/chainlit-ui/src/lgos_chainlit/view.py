@@ -10,7 +10,8 @@ imports Chainlit).
 * server tools -> tool steps with input and output;
 * ``display_file`` -> an inline image or a file download;
 * an interrupt -> its question with one button per choice (typing answers
-  when free text is allowed);
+  when free text is allowed); a clicked choice is written into the chat as
+  the user's message;
 * a background run -> a "running in the background" line with a Cancel
   button, removed when the run ends; a picked-up run's answer is replaced by
   the whole final text;
@@ -23,6 +24,7 @@ imports Chainlit).
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import AsyncIterator
 
 import chainlit as cl
@@ -59,6 +61,8 @@ INTERRUPT_ACTION = "lgos_interrupt"
 CANCEL_ACTION = "lgos_cancel_background"
 QUESTION_KEY = "lgos_question_message"
 AUTHOR = "LGOS"
+BUTTON_ID_PREFIX = "lgos-button-"
+"""Ids of the UI's own actions; ``lgos.css`` draws them as real buttons."""
 
 
 class TurnView:
@@ -249,6 +253,8 @@ async def show_running(event: BackgroundStarted) -> cl.Message:
                 name=CANCEL_ACTION,
                 payload={"response_id": event.response_id},
                 label="Cancel",
+                icon="circle-stop",
+                id=_button_id(),
             )
         ],
         author=AUTHOR,
@@ -285,6 +291,7 @@ async def ask(event: InterruptAsked) -> None:
             name=INTERRUPT_ACTION,
             payload={"call_id": prompt.call_id, "answer": choice},
             label=choice,
+            id=_button_id(),
         )
         for choice in prompt.choices
     ]
@@ -298,6 +305,18 @@ async def ask(event: InterruptAsked) -> None:
     message = cl.Message(content="\n\n".join(lines), actions=actions, author=AUTHOR)
     await message.send()
     cl.user_session.set(QUESTION_KEY, message)
+
+
+def _button_id() -> str:
+    return f"{BUTTON_ID_PREFIX}{uuid.uuid4().hex}"
+
+
+async def record_choice(answer: str) -> None:
+    """Write a choice made with a button into the chat, as the user's message
+    (a typed answer is one already)."""
+    user = cl.user_session.get("user")
+    author = getattr(user, "display_name", None) or getattr(user, "identifier", "You")
+    await cl.Message(content=answer, author=str(author), type="user_message").send()
 
 
 async def clear_question() -> None:
