@@ -1,4 +1,8 @@
-"""The Chainlit UI as a person uses it: log in, pick a graph, type, click.
+"""The Chainlit UI as a person uses it: open it, pick a graph, type, click.
+
+The stack's Chainlit runs as it does by default: no login page, each browser
+signed in as its own guest, whose chats are kept and listed in the sidebar
+(pytest-playwright gives every test a new browser context, so a new guest).
 
 Every wait is on something the page shows or receives, never a fixed sleep.
 One thing is not visible: when a graph is picked, Chainlit opens a new chat
@@ -9,7 +13,6 @@ receives over its socket, so ``pick_graph`` can wait for the new session.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
@@ -79,12 +82,6 @@ _PROGRESS_WATCH = """
 """
 
 
-@dataclass(frozen=True)
-class ChainlitUser:
-    name: str
-    password: str
-
-
 class ChainlitPage:
     """One browser tab on the stack's Chainlit."""
 
@@ -95,11 +92,9 @@ class ChainlitPage:
 
     # -- getting in -------------------------------------------------------
 
-    def log_in(self, user: ChainlitUser) -> None:
+    def open(self) -> None:
+        """Open the UI: a new browser is signed in as a guest by itself."""
         self.page.goto(self.base_url)
-        self.page.locator("#email").fill(user.name)
-        self.page.locator("#password").fill(user.password)
-        self.page.get_by_role("button", name="Sign In").click()
         expect(self.page.locator("#chat-input")).to_be_visible()
         # The first chat (the default graph) must have started, or picking a
         # graph could mistake its start for the new chat's.
@@ -111,8 +106,8 @@ class ChainlitPage:
     def pick_graph(self, model: str) -> None:
         """Choose ``model`` in the profile selector; wait for its new chat.
 
-        Choosing the profile already selected (the first one, right after
-        logging in) starts no new chat: its chat is the current one."""
+        Choosing the profile already selected (the default one, right after
+        opening) starts no new chat: its chat is the current one."""
         profiles = self.page.locator("#chat-profiles")
         if profiles.inner_text().strip() == model:
             return
@@ -164,6 +159,11 @@ class ChainlitPage:
     @property
     def answers(self) -> Locator:
         return self.page.locator('[data-step-type="assistant_message"]')
+
+    @property
+    def past_chats(self) -> Locator:
+        """The sidebar's list of this browser's chats."""
+        return self.page.locator("#thread-history")
 
     @property
     def user_messages(self) -> Locator:

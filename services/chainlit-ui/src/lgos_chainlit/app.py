@@ -11,6 +11,7 @@ to them and keeps one ``Conversation`` in each Chainlit user session.
 from __future__ import annotations
 
 import functools
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ TOOL_PREFIX = "tool:"
 SETTING_PREFIX = "setting:"
 BACKGROUND_SETTING = "lgos:background"
 FOLLOWERS_KEY = "lgos_followers"
+GUEST_PREFIX = "guest-"
 ICON = "/public/lgos.svg"
 """The profile icon (``lgos-chainlit`` puts it in the home's ``public/``);
 with an icon, Chainlit's empty chat shows the profile's description."""
@@ -65,16 +67,36 @@ def services() -> Services:
     return build_services(UIConfig())
 
 
-def _enable_login(config: UIConfig) -> None:
-    """Password login plus the file data layer, when users are configured."""
-    if not config.USERS:
-        return
+def _enable_history(config: UIConfig) -> None:
+    """Users and the file data layer: Chainlit keeps, lists and resumes
+    (``on_chat_resume``) chats only for a signed-in user with a data layer.
 
-    @cl.password_auth_callback
-    async def login(username: str, password: str) -> cl.User | None:
-        if config.check_password(username, password):
-            return cl.User(identifier=username)
-        return None
+    With ``USERS``, a password login. Otherwise (``HISTORY``, the default)
+    every browser is signed in as a new guest at its first visit, with no
+    login page: Chainlit's login route calls the header callback at once when
+    one is set, and the session cookie it then sets (15 days) keeps that
+    identity across reloads and closed tabs, so each browser has its own chats.
+    """
+    if config.USERS:
+
+        @cl.password_auth_callback
+        async def login(username: str, password: str) -> cl.User | None:
+            if config.check_password(username, password):
+                return cl.User(identifier=username)
+            return None
+
+    elif config.HISTORY:
+
+        @cl.header_auth_callback
+        async def guest(headers: Any) -> cl.User:
+            return cl.User(
+                identifier=f"{GUEST_PREFIX}{secrets.token_hex(8)}",
+                display_name="Guest",
+                metadata={"guest": True},
+            )
+
+    else:
+        return
 
     @cl.data_layer
     def history() -> FileDataLayer:
@@ -87,7 +109,7 @@ def _brand() -> None:
     chainlit_config.ui.custom_css = "/public/lgos.css"
 
 
-_enable_login(services().config)
+_enable_history(services().config)
 _brand()
 
 
@@ -229,7 +251,8 @@ async def on_chat_start() -> None:
 
 @cl.on_chat_resume
 async def on_chat_resume(thread: Any) -> None:
-    # Only with a Chainlit data layer and login; the ledger is ours either way.
+    # Only with a Chainlit data layer and a user (a login or a guest); the
+    # ledger is ours either way.
     await _open(str(thread["id"]))
 
 

@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.exit(2, f"lgos-chainlit: invalid settings:\n{exc}\n")
     home = prepare_home(args.home or config.HOME)
     env = {**os.environ, "LGOS_CHAINLIT_HOME": str(home)}
-    if config.USERS and not env.get("CHAINLIT_AUTH_SECRET"):
+    if config.signs_in and not env.get("CHAINLIT_AUTH_SECRET"):
         env["CHAINLIT_AUTH_SECRET"] = auth_secret(home)
     env.pop("CHAINLIT_APP_ROOT", None)
     os.chdir(home)
