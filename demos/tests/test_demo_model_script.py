@@ -128,6 +128,35 @@ def test_after_tool_results_auto_answers_instead_of_looping():
     assert reply.text == "get_weather returned: Sunny, 21 °C."
 
 
+def test_a_json_tool_result_is_reported_in_words_not_cut_json():
+    messages = [
+        *user("Chart it"),
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "display_file", "arguments": "{}"},
+                }
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": '{"displayed": true, "filename": "sales-chart.svg", '
+            '"as": "image", "size": {"w": 1}}',
+        },
+    ]
+
+    reply = script_reply(messages, tools=[WEATHER])
+
+    assert reply.text == (
+        "display_file reported displayed: yes, filename: sales-chart.svg, as: image."
+    )
+
+
 def test_numbered_sources_are_answered_with_citation_markers():
     sources = [
         Source("http://a/1", "One", "LGOS serves graphs. More text."),

@@ -1,4 +1,17 @@
 from openai import OpenAI
+from openai.types.responses import Response
+
+
+def final_answer(response: Response) -> str:
+    """The answer alone: ``output_text`` also joins any commentary (status)
+    text, so keep only the ``phase="final_answer"`` messages."""
+    return "".join(
+        part.text
+        for item in response.output
+        if item.type == "message" and item.phase == "final_answer"
+        for part in item.content
+        if part.type == "output_text"
+    )
 
 
 def main(base_url: str = "http://127.0.0.1:8000/v1") -> None:
@@ -9,7 +22,7 @@ def main(base_url: str = "http://127.0.0.1:8000/v1") -> None:
             user="ada",
             metadata={"locale": "fr"},
         )
-        print(reply.output_text)
+        print(final_answer(reply))
 
         stream = client.chat.completions.create(
             model="qa",

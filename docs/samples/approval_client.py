@@ -2,6 +2,19 @@ import json
 
 import openai
 from openai import OpenAI
+from openai.types.responses import Response
+
+
+def final_answer(response: Response) -> str:
+    """The answer alone: ``output_text`` also joins any commentary (status)
+    text, so keep only the ``phase="final_answer"`` messages."""
+    return "".join(
+        part.text
+        for item in response.output
+        if item.type == "message" and item.phase == "final_answer"
+        for part in item.content
+        if part.type == "output_text"
+    )
 
 
 def main(base_url: str = "http://127.0.0.1:8000/v1") -> None:
@@ -17,7 +30,7 @@ def main(base_url: str = "http://127.0.0.1:8000/v1") -> None:
             previous_response_id=paused.id,
             input=[{**answer, "output": "approve"}],
         )
-        print(resumed.output_text)
+        print(final_answer(resumed))
 
         try:  # the run finished: the same answer cannot be given twice
             client.with_options(max_retries=0).responses.create(

@@ -1,6 +1,20 @@
 import json
 
 from openai import OpenAI
+from openai.types.responses import Response
+
+
+def final_answer(response: Response) -> str:
+    """The answer alone: ``output_text`` also joins any commentary (status)
+    text, so keep only the ``phase="final_answer"`` messages."""
+    return "".join(
+        part.text
+        for item in response.output
+        if item.type == "message" and item.phase == "final_answer"
+        for part in item.content
+        if part.type == "output_text"
+    )
+
 
 DISPLAY_FILE = {
     "type": "function",
@@ -48,7 +62,7 @@ def main(base_url: str = "http://127.0.0.1:8000/v1") -> None:
             ],
             tools=[DISPLAY_FILE],
         )
-        print(second.output_text)
+        print(final_answer(second))
 
 
 if __name__ == "__main__":

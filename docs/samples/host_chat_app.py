@@ -1,4 +1,4 @@
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI
 from fastapi.responses import StreamingResponse
@@ -37,7 +37,7 @@ async def host_chat_completion(
     stream_owner: Annotated[
         StreamOwner, Depends(stream_owner_dependency, scope="request")
     ],
-):
+) -> StreamingResponse | dict[str, Any]:
     graph_request, messages = decode_chat_request(chat_request)
     run = await prepare_run(graph_request, messages, registry)
     if chat_request.stream:

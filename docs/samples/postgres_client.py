@@ -1,6 +1,19 @@
 import json
 
 from openai import OpenAI
+from openai.types.responses import Response
+
+
+def final_answer(response: Response) -> str:
+    """The answer alone: ``output_text`` also joins any commentary (status)
+    text, so keep only the ``phase="final_answer"`` messages."""
+    return "".join(
+        part.text
+        for item in response.output
+        if item.type == "message" and item.phase == "final_answer"
+        for part in item.content
+        if part.type == "output_text"
+    )
 
 
 def main(
@@ -23,7 +36,7 @@ def main(
         resumed = second.responses.create(
             model="refunds", previous_response_id=paused.id, input=[answer]
         )
-        print("resumed by the second process:", resumed.output_text)
+        print("resumed by the second process:", final_answer(resumed))
 
 
 if __name__ == "__main__":

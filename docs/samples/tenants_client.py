@@ -2,6 +2,19 @@ import time
 
 import openai
 from openai import OpenAI
+from openai.types.responses import Response
+
+
+def final_answer(response: Response) -> str:
+    """The answer alone: ``output_text`` also joins any commentary (status)
+    text, so keep only the ``phase="final_answer"`` messages."""
+    return "".join(
+        part.text
+        for item in response.output
+        if item.type == "message" and item.phase == "final_answer"
+        for part in item.content
+        if part.type == "output_text"
+    )
 
 
 def main(base_url: str = "http://127.0.0.1:8000/v1") -> None:
@@ -19,7 +32,7 @@ def main(base_url: str = "http://127.0.0.1:8000/v1") -> None:
         while job.status in ("queued", "in_progress"):
             time.sleep(0.1)
             job = alice.responses.retrieve(job.id)
-        print(job.status, job.output_text)
+        print(job.status, final_answer(job))
 
         try:
             bob.responses.retrieve(job.id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import first_client
 import openai
 import pytest
 
@@ -56,3 +57,32 @@ def test_foreground_responses_cannot_be_retrieved(serve):
 
     with pytest.raises(openai.NotFoundError):
         client.responses.retrieve(reply.id)
+
+
+def test_output_text_glues_commentary_and_final_answer_picks_the_answer(serve):
+    client = serve("research_app").client()
+
+    with client.responses.stream(model="research", input="What is LangGraph?") as s:
+        streamed = s.get_final_response()
+
+    phases = [item.phase for item in streamed.output]
+    assert phases == ["commentary", "commentary", "final_answer"]
+    answer = "LangGraph builds agents as graphs [1]. I see 1 messages."
+    glued = "Searching the LangGraph docsFound 1 source" + answer
+    assert streamed.output_text == glued
+    assert first_client.final_answer(streamed) == answer
+
+
+def test_a_background_snapshot_carries_commentary_like_a_stream(serve):
+    client = serve("report_app").client()
+    job = client.responses.create(model="report", input="Report", background=True)
+    for event in client.responses.retrieve(job.id, stream=True):
+        if event.type == "response.completed":
+            break
+
+    done = client.responses.retrieve(job.id)
+
+    assert [item.phase for item in done.output][-1] == "final_answer"
+    assert "commentary" in [item.phase for item in done.output]
+    assert done.output_text.startswith("Collecting figures")
+    assert first_client.final_answer(done) == "Report ready: all steps done."

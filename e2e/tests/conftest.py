@@ -5,7 +5,6 @@ every page of a failing test under ``e2e/results/``.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
@@ -16,7 +15,7 @@ from typing import Any
 
 import pytest
 from lgos_e2e.browser import launch_args
-from lgos_e2e.chainlit import ChainlitPage, ChainlitUser
+from lgos_e2e.chainlit import ChainlitPage
 from lgos_e2e.open_webui import OpenWebUIPage, dismiss_whats_new
 from lgos_e2e.stack import PLAIN_MODELS
 from lgos_e2e.stack import STARTUP_SECONDS as STACK_START_SECONDS
@@ -33,8 +32,7 @@ from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, e
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = REPO / "e2e" / "results"
-USER = ChainlitUser(name="e2e", password="e2e-password-1")
-# Work on the suite against a stack already running with the same users:
+# Work on the suite against a stack already running:
 # LGOS_E2E_ATTACH=<its --state-dir> (never in CI: the suite owns its stack).
 ATTACH_VARIABLE = "LGOS_E2E_ATTACH"
 # A page waits on a shared, busy machine: generous, but still a bound.
@@ -45,8 +43,8 @@ expect.set_options(timeout=45_000)
 def stack(request: pytest.FixtureRequest) -> Iterator[RunningStack]:
     """``lgos-demo-stack`` with every service, on free ports, stopped at the end.
 
-    Chainlit runs with login (``LGOS_CHAINLIT_USERS``): only then does it
-    reattach a chat after a page reload. LGOS sends status commentary as
+    Chainlit runs as by default: each browser a guest whose chats are kept
+    and reattached after a page reload. LGOS sends status commentary as
     ``reasoning_content`` on Chat Completions, which Open WebUI shows as its
     reasoning block; Open WebUI's own connection lists ``PLAIN_MODELS``, the
     LGOS Function every other graph. When a test failed, the services' logs
@@ -63,7 +61,6 @@ def stack(request: pytest.FixtureRequest) -> Iterator[RunningStack]:
     state = Path(tempfile.mkdtemp(prefix="lgos-e2e-stack-"))
     postgres = postgres_dir(prefix="lgos-e2e-pg-")
     env = stack_env(
-        LGOS_CHAINLIT_USERS=json.dumps({USER.name: USER.password}),
         OPEN_WEBUI_PLAIN_MODELS=",".join(PLAIN_MODELS),
         DEMO_MODEL_TOKEN_DELAY="0.03",
     )
@@ -178,9 +175,9 @@ def _save_artifacts(test_name: str, logs: dict[Page, list[str]]) -> None:
 
 @pytest.fixture
 def chainlit(page: Page, stack: RunningStack) -> ChainlitPage:
-    """A logged-in tab on the stack's Chainlit."""
+    """A tab on the stack's Chainlit (a new guest: a new browser context)."""
     ui = ChainlitPage(page, stack.url("Chainlit"))
-    ui.log_in(USER)
+    ui.open()
     return ui
 
 

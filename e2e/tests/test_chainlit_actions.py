@@ -26,12 +26,17 @@ def test_approving_a_refund_with_its_button_resumes_the_graph(
     chainlit: ChainlitPage,
 ):
     _ask_for_a_refund(chainlit, "4201")
+    approve = chainlit.button("approve")
+    # Drawn as a button (a border), not as muted text.
+    assert approve.evaluate("b => getComputedStyle(b).borderTopWidth") != "0px"
 
-    chainlit.button("approve").click()
+    approve.click()
 
     answer = chainlit.answer_containing("Reviewer decision: approve")
     expect(answer).to_contain_text("The refund was approved")
     expect(chainlit.button("approve")).to_have_count(0)
+    # The choice is in the chat, as the user's message.
+    expect(chainlit.user_messages.filter(has_text="approve")).to_have_count(1)
 
 
 def test_rejecting_a_refund_after_a_reload_while_paused(chainlit: ChainlitPage):
@@ -63,9 +68,11 @@ def test_an_uploaded_csv_comes_back_as_a_displayed_chart(
     expect(chart).to_be_visible()
     # Decoded into real pixels, not a broken-image placeholder.
     assert chart.evaluate("i => i.decode().then(() => i.naturalWidth)") > 0
-    expect(chainlit.answer_containing("display_file returned")).to_contain_text(
-        '"displayed"'
-    )
+    # The graph's closing words say what happened, in words, not cut JSON.
+    closing = chainlit.answer_containing("display_file reported")
+    expect(closing).to_contain_text("display_file reported displayed: yes")
+    expect(closing).to_contain_text("filename: sales-chart.svg")
+    expect(closing).not_to_contain_text("{")
 
 
 RUNNING = "Running in the background"
@@ -91,6 +98,9 @@ def test_a_background_run_shows_its_answer_when_it_ends(chainlit: ChainlitPage):
     answer = chainlit.answer_containing("finished after 4 steps")
     expect(answer).to_be_visible()
     expect(answer).to_contain_text("Step 4/4")
+    # Shown from the run's snapshot, whose commentary comes before the answer:
+    # the statuses are not glued to it.
+    expect(answer).not_to_contain_text("All 4 steps done")
     expect(chainlit.button("Cancel")).to_have_count(0)
     expect(chainlit.page.get_by_text(CANCELLED)).to_have_count(0)
 

@@ -1,4 +1,8 @@
-"""The Chainlit UI as a person uses it: log in, pick a graph, type, click.
+"""The Chainlit UI as a person uses it: open it, pick a graph, type, click.
+
+The stack's Chainlit runs as it does by default: no login page, each browser
+signed in as its own guest, whose chats are kept and listed in the sidebar
+(pytest-playwright gives every test a new browser context, so a new guest).
 
 Every wait is on something the page shows or receives, never a fixed sleep.
 One thing is not visible: when a graph is picked, Chainlit opens a new chat
@@ -9,7 +13,6 @@ receives over its socket, so ``pick_graph`` can wait for the new session.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 from playwright.sync_api import Locator, Page, expect
@@ -55,10 +58,28 @@ _ANSWER_WATCH = """
 """
 
 
-@dataclass(frozen=True)
-class ChainlitUser:
-    name: str
-    password: str
+# Records what the page showed when a "Progress" step first showed the
+# expected text: how many answers there were by then (live progress comes
+# before its answer).
+_PROGRESS_WATCH = """
+(expected) => {
+  window.__lgosProgressSeen = null;
+  const observer = new MutationObserver(() => {
+    const steps = [...document.querySelectorAll('[data-step-type="run"]')]
+      .filter((step) => step.innerText.includes("Progress"));
+    const text = steps.map((step) => step.innerText).join("\\n");
+    if (window.__lgosProgressSeen === null && text.includes(expected)) {
+      window.__lgosProgressSeen = {
+        answers: document.querySelectorAll(
+          '[data-step-type="assistant_message"]').length,
+      };
+      observer.disconnect();
+    }
+  });
+  observer.observe(
+    document.body, {subtree: true, childList: true, characterData: true});
+}
+"""
 
 
 class ChainlitPage:
@@ -71,11 +92,9 @@ class ChainlitPage:
 
     # -- getting in -------------------------------------------------------
 
-    def log_in(self, user: ChainlitUser) -> None:
+    def open(self) -> None:
+        """Open the UI: a new browser is signed in as a guest by itself."""
         self.page.goto(self.base_url)
-        self.page.locator("#email").fill(user.name)
-        self.page.locator("#password").fill(user.password)
-        self.page.get_by_role("button", name="Sign In").click()
         expect(self.page.locator("#chat-input")).to_be_visible()
         # The first chat (the default graph) must have started, or picking a
         # graph could mistake its start for the new chat's.
@@ -87,8 +106,8 @@ class ChainlitPage:
     def pick_graph(self, model: str) -> None:
         """Choose ``model`` in the profile selector; wait for its new chat.
 
-        Choosing the profile already selected (the first one, right after
-        logging in) starts no new chat: its chat is the current one."""
+        Choosing the profile already selected (the default one, right after
+        opening) starts no new chat: its chat is the current one."""
         profiles = self.page.locator("#chat-profiles")
         if profiles.inner_text().strip() == model:
             return
@@ -121,6 +140,16 @@ class ChainlitPage:
         """Start recording how the newest answer's text changes."""
         self.page.evaluate(_ANSWER_WATCH)
 
+    def watch_progress(self, expected: str) -> None:
+        """Start recording what the page showed when a progress step first
+        showed ``expected``."""
+        self.page.evaluate(_PROGRESS_WATCH, expected)
+
+    def answers_when_progress_appeared(self) -> int:
+        """How many answers the page showed when progress text first appeared."""
+        self.page.wait_for_function("() => window.__lgosProgressSeen !== null")
+        return int(self.page.evaluate("() => window.__lgosProgressSeen.answers"))
+
     def answer_texts(self) -> list[str]:
         texts = self.page.evaluate("() => window.__lgosAnswerTexts || []")
         return [str(text) for text in texts]
@@ -132,6 +161,15 @@ class ChainlitPage:
         return self.page.locator('[data-step-type="assistant_message"]')
 
     @property
+    def past_chats(self) -> Locator:
+        """The sidebar's list of this browser's chats."""
+        return self.page.locator("#thread-history")
+
+    @property
+    def user_messages(self) -> Locator:
+        return self.page.locator('[data-step-type="user_message"]')
+
+    @property
     def last_answer(self) -> Locator:
         return self.answers.last
 
@@ -140,7 +178,7 @@ class ChainlitPage:
 
     @property
     def progress_steps(self) -> Locator:
-        """Commentary: the "Progress" run steps, apart from the answers."""
+        """Commentary: one open "Progress" step per request, above its answer."""
         return self.page.locator('[data-step-type="run"]').filter(has_text="Progress")
 
     def open_settings(self) -> Locator:

@@ -53,17 +53,68 @@ def test_the_ui_serves_its_page_and_one_profile_per_graph(ui):
     url, home, cwd = ui
 
     page = httpx.get(url, timeout=10)
-    settings = httpx.get(f"{url}/project/settings", timeout=10).json()
+    with httpx.Client(base_url=url, timeout=10) as browser:
+        browser.post("/auth/header").raise_for_status()  # a guest
+        settings = browser.get("/project/settings").json()
 
     assert page.status_code == 200
     assert "<html" in page.text.lower()
     profiles = {p["name"]: p["markdown_description"] for p in settings["chatProfiles"]}
-    assert profiles["echo"] == "Echoes settings and what it saw."
+    assert "Echoes settings and what it saw." in profiles["echo"]
     assert {"chart", "refund", "tools", "plain"} <= set(profiles)
     assert "LangGraph OpenAI Serve" in settings["markdown"]
+    # No "citations" graph here: the first listed is the default; each
+    # profile has our icon (Chainlit then shows its text on an empty chat).
+    listed = settings["chatProfiles"]
+    assert [p["name"] for p in listed if p["default"]] == [listed[0]["name"]]
+    assert {p["icon"] for p in listed} == {"/public/lgos.svg"}
+    assert "<title>LGOS</title>" in page.text
+    assert 'href="/public/lgos.css"' in page.text
+    for asset in ("lgos.css", "lgos.svg", "logo_light.svg", "favicon.svg"):
+        assert httpx.get(f"{url}/public/{asset}", timeout=10).status_code == 200
     # Chainlit's files went to the home folder, not the working directory.
     assert (home / ".chainlit" / "config.toml").is_file()
     assert list(cwd.iterdir()) == []
+
+
+def test_without_users_each_browser_is_a_guest_with_its_own_history(ui):
+    url, home, _ = ui
+    auth = httpx.get(f"{url}/auth/config", timeout=10).json()
+    with (
+        httpx.Client(base_url=url, timeout=10) as first,
+        httpx.Client(base_url=url, timeout=10) as second,
+    ):
+        first.post("/auth/header").raise_for_status()
+        second.post("/auth/header").raise_for_status()
+        me = first.get("/user").json()
+        # The session cookie keeps the identity: no new guest per request.
+        again = first.get("/user").json()
+        other = second.get("/user").json()
+        threads = first.post(
+            "/project/threads", json={"pagination": {"first": 5}, "filter": {}}
+        )
+
+    # No login page: Chainlit's login route signs a guest in by itself.
+    assert auth["requireLogin"] is True
+    assert auth["headerAuth"] is True
+    assert auth["passwordAuth"] is False
+    assert me["identifier"].startswith("guest-")
+    assert me["display_name"] == "Guest"
+    assert again["identifier"] == me["identifier"]
+    assert other["identifier"] != me["identifier"]
+    assert threads.status_code == 200
+    assert (home / ".auth-secret").is_file()
+
+
+def test_with_history_off_there_is_no_sign_in(lgos, files_server, tmp_path):
+    with start_ui(lgos, files_server, tmp_path, LGOS_CHAINLIT_HISTORY="false") as ui:
+        url, home, _ = ui
+        auth = httpx.get(f"{url}/auth/config", timeout=10).json()
+        settings = httpx.get(f"{url}/project/settings", timeout=10)
+
+    assert not auth.get("requireLogin")
+    assert settings.status_code == 200
+    assert not (home / ".auth-secret").exists()
 
 
 def test_with_users_the_ui_asks_for_login_and_keeps_history(

@@ -64,7 +64,7 @@ async def test_an_attached_csv_is_charted_and_the_chart_shown_in_the_chat(
     assert len(svg.findall(f"{SVG}rect")) == 1 + 3  # background + a bar per row
     assert "*revenue by month* (sales-chart.svg)" in text
     assert recorder.statuses()[0] == "Reading the attached file"
-    assert "display_file returned" in text  # the graph answered the output
+    assert "display_file reported" in text  # the graph answered the output
 
 
 async def stored_files(files_url):

@@ -128,8 +128,31 @@ def _structured(response_format: Any, conversation: Conversation) -> str | None:
 
 
 def _report(name: str, content: str) -> str:
+    fields = _json_fields(content)
+    if fields:
+        # A JSON result (display_file's ``{"displayed": true, ...}``) in
+        # words: cutting it at its first "." would show broken JSON.
+        listed = ", ".join(f"{key}: {value}" for key, value in fields)
+        return f"{name} reported {listed}."
     said = first_sentence(content) if content.strip() else "nothing."
     return f"{name} returned: {said}"
+
+
+def _json_fields(content: str) -> list[tuple[str, str]]:
+    """The plain fields of a JSON object result, as words; [] otherwise."""
+    try:
+        data = json.loads(content)
+    except ValueError:
+        return []
+    if not isinstance(data, dict):
+        return []
+    fields: list[tuple[str, str]] = []
+    for key, value in data.items():
+        if isinstance(value, bool):
+            fields.append((str(key), "yes" if value else "no"))
+        elif isinstance(value, str | int | float):
+            fields.append((str(key), str(value).rstrip(".")))
+    return fields
 
 
 def _has_link(text: str) -> bool:

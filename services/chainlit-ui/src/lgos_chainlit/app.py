@@ -11,10 +11,12 @@ to them and keeps one ``Conversation`` in each Chainlit user session.
 from __future__ import annotations
 
 import functools
+import secrets
 from pathlib import Path
 from typing import Any
 
 import chainlit as cl
+from chainlit.config import config as chainlit_config
 from chainlit.input_widget import (
     InputWidget,
     NumberInput,
@@ -25,7 +27,6 @@ from chainlit.input_widget import (
 )
 
 from lgos_chainlit.catalog import LIMITED_NOTICE, CatalogError
-from lgos_chainlit.chats import ChatState
 from lgos_chainlit.config import UIConfig
 from lgos_chainlit.conversation import Attachment, Conversation
 from lgos_chainlit.datalayer import FileDataLayer
@@ -46,12 +47,18 @@ from lgos_chainlit.view import (
     TurnView,
     clear_question,
     notify,
+    record_choice,
 )
+from lgos_chainlit.welcome import default_graph, guide, new_chat, profile_markdown
 
 TOOL_PREFIX = "tool:"
 SETTING_PREFIX = "setting:"
 BACKGROUND_SETTING = "lgos:background"
 FOLLOWERS_KEY = "lgos_followers"
+GUEST_PREFIX = "guest-"
+ICON = "/public/lgos.svg"
+"""The profile icon (``lgos-chainlit`` puts it in the home's ``public/``);
+with an icon, Chainlit's empty chat shows the profile's description."""
 
 
 @functools.cache
@@ -60,23 +67,50 @@ def services() -> Services:
     return build_services(UIConfig())
 
 
-def _enable_login(config: UIConfig) -> None:
-    """Password login plus the file data layer, when users are configured."""
-    if not config.USERS:
-        return
+def _enable_history(config: UIConfig) -> None:
+    """Users and the file data layer: Chainlit keeps, lists and resumes
+    (``on_chat_resume``) chats only for a signed-in user with a data layer.
 
-    @cl.password_auth_callback
-    async def login(username: str, password: str) -> cl.User | None:
-        if config.check_password(username, password):
-            return cl.User(identifier=username)
-        return None
+    With ``USERS``, a password login. Otherwise (``HISTORY``, the default)
+    every browser is signed in as a new guest at its first visit, with no
+    login page: Chainlit's login route calls the header callback at once when
+    one is set, and the session cookie it then sets (15 days) keeps that
+    identity across reloads and closed tabs, so each browser has its own chats.
+    """
+    if config.USERS:
+
+        @cl.password_auth_callback
+        async def login(username: str, password: str) -> cl.User | None:
+            if config.check_password(username, password):
+                return cl.User(identifier=username)
+            return None
+
+    elif config.HISTORY:
+
+        @cl.header_auth_callback
+        async def guest(headers: Any) -> cl.User:
+            return cl.User(
+                identifier=f"{GUEST_PREFIX}{secrets.token_hex(8)}",
+                display_name="Guest",
+                metadata={"guest": True},
+            )
+
+    else:
+        return
 
     @cl.data_layer
     def history() -> FileDataLayer:
         return FileDataLayer(config.history_dir)
 
 
-_enable_login(services().config)
+def _brand() -> None:
+    """Our name and style sheet (read by Chainlit for every page)."""
+    chainlit_config.ui.name = "LGOS"
+    chainlit_config.ui.custom_css = "/public/lgos.css"
+
+
+_enable_history(services().config)
+_brand()
 
 
 @cl.set_chat_profiles
@@ -85,13 +119,17 @@ async def chat_profiles(current_user: Any = None) -> list[cl.ChatProfile]:
         graphs = await services().catalog.list_graphs()
     except CatalogError:
         return []
+    first = default_graph(graphs, services().config.DEFAULT_GRAPH)
     return [
         cl.ChatProfile(
             name=graph.model,
-            markdown_description=(
-                LIMITED_NOTICE if graph.limited else graph.description
-            )
-            or graph.model,
+            markdown_description=profile_markdown(graph, graphs),
+            icon=ICON,
+            default=graph is first,
+            starters=[
+                cl.Starter(label=prompt, message=prompt)
+                for prompt in guide(graph).prompts
+            ],
         )
         for graph in graphs
     ]
@@ -105,16 +143,18 @@ async def _open(thread_id: str) -> Conversation | None:
         # A resumed chat keeps its graph; a new one takes the chosen profile.
         model = state.model if state else cl.user_session.get("chat_profile")
         if not model:
-            graphs = await app.catalog.list_graphs()
-            if not graphs:
+            first = default_graph(
+                await app.catalog.list_graphs(), app.config.DEFAULT_GRAPH
+            )
+            if first is None:
                 raise CatalogError("the gateway lists no models")
-            model = graphs[0].model
+            model = first.model
         graph = await app.catalog.describe(str(model))
     except CatalogError as exc:
         await notify(Notice("error", f"The graph catalog is unavailable: {exc}"))
         return None
     if state is None or state.model != graph.model:
-        state = ChatState(thread_id=thread_id, model=graph.model)
+        state = new_chat(thread_id, graph)
     chat = Conversation(app.gateway, graph, state, app.store, app.files)
     cl.user_session.set("conversation", chat)
     await _send_settings(chat)
@@ -211,7 +251,8 @@ async def on_chat_start() -> None:
 
 @cl.on_chat_resume
 async def on_chat_resume(thread: Any) -> None:
-    # Only with a Chainlit data layer and login; the ledger is ours either way.
+    # Only with a Chainlit data layer and a user (a login or a guest); the
+    # ledger is ours either way.
     await _open(str(thread["id"]))
 
 
@@ -276,6 +317,7 @@ async def on_interrupt_choice(action: cl.Action) -> None:
         return
     payload = action.payload
     await clear_question()
+    await record_choice(str(payload.get("answer")))
     await TurnView().render(
         chat.answer(str(payload.get("call_id")), str(payload.get("answer"))),
         _followers(),

@@ -25,9 +25,26 @@ DEFAULT_PORT = 8200
 WELCOME = """\
 # LangGraph OpenAI Serve
 
-Pick a graph in the selector above, then chat. The gear icon next to the
-message box holds the graph's runtime settings and server tools.
+Each graph behind the LGOS API is a chat profile: pick one in the selector at
+the top left (a new chat starts on `citations`). An empty chat describes the
+chosen graph, lists the others and offers prompts to try.
+
+- **Progress** of a request shows above its answer while it runs.
+- **Settings** (the button next to the message box) hold the graph's runtime
+  settings, its server tools (on in a new chat) and, for graphs that can run
+  in the background, the "Run in background" switch.
+- **Files**: the paperclip attaches a file for graphs that read files
+  (`file-display` charts a CSV).
+- **Questions** a graph stops to ask come with one button per choice; your
+  choice is written into the chat.
 """
+PUBLIC = Path(__file__).with_name("public")
+PUBLIC_FILES = {
+    # Chainlit serves these from the app root's public/ folder.
+    "lgos.svg": ("lgos.svg", "favicon.svg"),
+    "logo.svg": ("logo_light.svg", "logo_dark.svg"),
+    "lgos.css": ("lgos.css",),
+}
 
 
 def chainlit_command(host: str, port: int, *, watch: bool = False) -> list[str]:
@@ -48,12 +65,19 @@ def chainlit_command(host: str, port: int, *, watch: bool = False) -> list[str]:
 
 
 def prepare_home(home: Path) -> Path:
-    """Create the home folder (and a welcome page once); return its absolute path."""
+    """Create the home folder (a welcome page once; the logo, icon and style
+    sheet every time, as they are ours); return its absolute path."""
     home = home.expanduser().resolve()
     home.mkdir(parents=True, exist_ok=True)
     welcome = home / "chainlit.md"
     if not welcome.exists():
         welcome.write_text(WELCOME, encoding="utf-8")
+    public = home / "public"
+    public.mkdir(exist_ok=True)
+    for source, targets in PUBLIC_FILES.items():
+        data = (PUBLIC / source).read_bytes()
+        for target in targets:
+            (public / target).write_bytes(data)
     return home
 
 
@@ -86,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.exit(2, f"lgos-chainlit: invalid settings:\n{exc}\n")
     home = prepare_home(args.home or config.HOME)
     env = {**os.environ, "LGOS_CHAINLIT_HOME": str(home)}
-    if config.USERS and not env.get("CHAINLIT_AUTH_SECRET"):
+    if config.signs_in and not env.get("CHAINLIT_AUTH_SECRET"):
         env["CHAINLIT_AUTH_SECRET"] = auth_secret(home)
     env.pop("CHAINLIT_APP_ROOT", None)
     os.chdir(home)

@@ -45,10 +45,19 @@ class UIConfig(BaseSettings):
     MAX_DISPLAY_BYTES: int = Field(default=25 * 1024 * 1024, gt=0)
     """Largest file ``display_file`` downloads."""
 
+    DEFAULT_GRAPH: str = "citations"
+    """The graph a new chat starts on: a model name or its last path segment
+    (``citations`` matches ``lgos/citations``); the first listed when absent."""
+
     USERS: dict[str, SecretStr] = Field(default_factory=dict)
-    """JSON ``{"name": "password"}``: turns on login, chat history and resuming
-    a chat after a page reload (Chainlit needs ``CHAINLIT_AUTH_SECRET``; the
-    ``lgos-chainlit`` command makes one in ``HOME`` when it is unset)."""
+    """JSON ``{"name": "password"}``: password login; each user's chats are
+    kept, listed and resumed after a page reload."""
+    HISTORY: bool = True
+    """Without ``USERS``: keep each browser's chats (listed in the sidebar,
+    resumed after a reload or a closed tab) under a guest identity made at
+    its first visit, with no login page. False: no history, and a reload
+    starts a new chat. Either way Chainlit needs ``CHAINLIT_AUTH_SECRET``;
+    the ``lgos-chainlit`` command makes one in ``HOME`` when it is unset."""
 
     @field_validator("GATEWAY_URL")
     @classmethod
@@ -68,8 +77,14 @@ class UIConfig(BaseSettings):
         return secret is not None and matches
 
     @property
+    def signs_in(self) -> bool:
+        """Whether Chainlit runs with users (password login or guests), and so
+        with a data layer and an auth secret."""
+        return bool(self.USERS) or self.HISTORY
+
+    @property
     def history_dir(self) -> Path:
-        """Chainlit's threads and users, when login is on."""
+        """Chainlit's users, threads and steps (with login or guests)."""
         return self.HOME / "history"
 
     @property

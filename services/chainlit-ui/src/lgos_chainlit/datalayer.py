@@ -1,9 +1,9 @@
 """A Chainlit data layer on ``history.ThreadFiles``.
 
-Switched on, with password login, by ``LGOS_CHAINLIT_USERS`` (``app.py``): Chainlit
-keeps history and resumes threads (``on_chat_resume``) only for logged-in
-users, and that resume is what lets a reloaded page continue a chat, including
-a pending interrupt.
+Switched on with guests (``LGOS_CHAINLIT_HISTORY``, the default) or password
+login (``LGOS_CHAINLIT_USERS``), in ``app.py``: Chainlit keeps history and
+resumes threads (``on_chat_resume``) only for signed-in users, and that resume
+is what lets a reloaded page continue a chat, including a pending interrupt.
 """
 
 # Chainlit leaves its decorators and many methods unannotated.

@@ -1,14 +1,17 @@
 """Chainlit rendering of UI events (the only module besides ``app.py`` that
 imports Chainlit).
 
-* commentary -> a "Progress" step, streamed, apart from the answer;
+* commentary -> one "Progress" step per request, open (readable without a
+  click), placed above the request's answer, each status streamed into it as
+  its own line while the request runs;
 * answer tokens -> one message per request, streamed; refusals marked;
 * at the end of a request: sources, an incomplete/failed mark and the token
   usage in one small italic line under the answer;
 * server tools -> tool steps with input and output;
 * ``display_file`` -> an inline image or a file download;
 * an interrupt -> its question with one button per choice (typing answers
-  when free text is allowed);
+  when free text is allowed); a clicked choice is written into the chat as
+  the user's message;
 * a background run -> a "running in the background" line with a Cancel
   button, removed when the run ends; a picked-up run's answer is replaced by
   the whole final text;
@@ -21,9 +24,11 @@ imports Chainlit).
 from __future__ import annotations
 
 import contextlib
+import uuid
 from collections.abc import AsyncIterator
 
 import chainlit as cl
+from chainlit.utils import utc_now
 
 from lgos_chainlit.events import (
     AnswerDelta,
@@ -56,6 +61,8 @@ INTERRUPT_ACTION = "lgos_interrupt"
 CANCEL_ACTION = "lgos_cancel_background"
 QUESTION_KEY = "lgos_question_message"
 AUTHOR = "LGOS"
+BUTTON_ID_PREFIX = "lgos-button-"
+"""Ids of the UI's own actions; ``lgos.css`` draws them as real buttons."""
 
 
 class TurnView:
@@ -67,6 +74,7 @@ class TurnView:
         self._citations: list[CitationAdded] = []
         self._steps: dict[str, cl.Step] = {}
         self._running: cl.Message | None = None
+        self._progress = _Progress()
 
     async def render(
         self, events: AsyncIterator[UIEvent], followers: Followers | None = None
@@ -87,6 +95,7 @@ class TurnView:
             with contextlib.suppress(Exception):
                 await _close(events)
                 await self._drop_cancel_button()
+                await self._progress.end()
             raise
         await self._drop_cancel_button()
         await self._finish_answer(None)
@@ -108,19 +117,11 @@ class TurnView:
 
     async def show(self, event: UIEvent) -> None:
         if isinstance(event, CommentaryStarted):
-            step = cl.Step(name="Progress", type="run")
-            self._steps[event.item_id] = step
-            await step.send()
+            await self._progress.start_line(event.item_id)
         elif isinstance(event, CommentaryDelta):
-            # A run picked up mid-way may stream into a step not shown here.
-            streaming = self._steps.get(event.item_id)
-            if streaming is not None:
-                await streaming.stream_token(event.text)
+            await self._progress.add(event.item_id, event.text)
         elif isinstance(event, CommentaryDone):
-            done = self._steps.pop(event.item_id, None)
-            if done is not None:
-                done.output = event.text
-                await done.update()
+            await self._progress.finish_line(event.item_id, event.text)
         elif isinstance(event, AnswerDelta):
             await (await self._message()).stream_token(event.text)
         elif isinstance(event, RefusalDelta):
@@ -161,6 +162,7 @@ class TurnView:
             await notify(event)
 
     async def _finish_answer(self, finished: TurnFinished | None) -> None:
+        await self._progress.end()
         extras = [sources_markdown(self._citations)]
         if finished is not None:
             extras.append(status_text(finished))
@@ -181,6 +183,61 @@ class TurnView:
         self._citations = []
 
 
+class _Progress:
+    """One request's commentary as a single open step above its answer.
+
+    The step is created at the first status of a request, as a child of the
+    handler's run like the answer message (Chainlit shows a run's children
+    in the order they were sent, so it stays above the answer that follows),
+    with a start time (shown as running until the request ends) and opened
+    by default, so each status can be read without a click. Each commentary
+    item is one paragraph of the step's text.
+    """
+
+    def __init__(self) -> None:
+        self._step: cl.Step | None = None
+        self._lines: dict[str, str] = {}
+
+    async def start_line(self, item_id: str) -> None:
+        if self._step is None:
+            current = cl.context.current_step
+            self._step = cl.Step(
+                name="Progress",
+                type="run",
+                parent_id=current.id if current is not None else None,
+                default_open=True,
+                show_input=False,
+            )
+            self._step.start = utc_now()
+            await self._step.send()
+        elif self._lines:
+            await self._step.stream_token("\n\n")
+        self._lines[item_id] = ""
+
+    async def add(self, item_id: str, text: str) -> None:
+        # A run picked up mid-way may stream into an item not started here.
+        if self._step is not None and item_id in self._lines:
+            self._lines[item_id] += text
+            await self._step.stream_token(text)
+
+    async def finish_line(self, item_id: str, text: str) -> None:
+        if self._step is None or item_id not in self._lines:
+            return
+        if self._lines[item_id] != text:
+            self._lines[item_id] = text
+            self._step.output = "\n\n".join(self._lines.values())
+            await self._step.update()
+
+    async def end(self) -> None:
+        """The request ended: the step stops running and stays open."""
+        if self._step is None:
+            return
+        step, self._step = self._step, None
+        self._lines = {}
+        step.end = utc_now()
+        await step.update()
+
+
 async def _close(events: AsyncIterator[UIEvent]) -> None:
     aclose = getattr(events, "aclose", None)
     if aclose is not None:
@@ -196,6 +253,8 @@ async def show_running(event: BackgroundStarted) -> cl.Message:
                 name=CANCEL_ACTION,
                 payload={"response_id": event.response_id},
                 label="Cancel",
+                icon="circle-stop",
+                id=_button_id(),
             )
         ],
         author=AUTHOR,
@@ -232,6 +291,7 @@ async def ask(event: InterruptAsked) -> None:
             name=INTERRUPT_ACTION,
             payload={"call_id": prompt.call_id, "answer": choice},
             label=choice,
+            id=_button_id(),
         )
         for choice in prompt.choices
     ]
@@ -245,6 +305,18 @@ async def ask(event: InterruptAsked) -> None:
     message = cl.Message(content="\n\n".join(lines), actions=actions, author=AUTHOR)
     await message.send()
     cl.user_session.set(QUESTION_KEY, message)
+
+
+def _button_id() -> str:
+    return f"{BUTTON_ID_PREFIX}{uuid.uuid4().hex}"
+
+
+async def record_choice(answer: str) -> None:
+    """Write a choice made with a button into the chat, as the user's message
+    (a typed answer is one already)."""
+    user = cl.user_session.get("user")
+    author = getattr(user, "display_name", None) or getattr(user, "identifier", "You")
+    await cl.Message(content=answer, author=str(author), type="user_message").send()
 
 
 async def clear_question() -> None:
