@@ -216,11 +216,14 @@ def test_a_file_round_trips_through_the_files_api(full_stack):
     assert content == b"kept by the stack\n"
 
 
-def test_both_uis_list_the_graphs_from_litellm_and_open_webui_has_lgos_functions(
+def test_both_uis_list_the_graphs_and_open_webui_lists_each_once_via_its_function(
     full_stack,
 ):
+    with httpx.Client(base_url=full_stack.urls["Chainlit"], timeout=30) as browser:
+        # Chainlit signs every new browser in as its own guest.
+        browser.post("/auth/header").raise_for_status()
+        chainlit = browser.get("/project/settings").json()
     with httpx.Client(timeout=30) as http:
-        chainlit = http.get(f"{full_stack.urls['Chainlit']}/project/settings").json()
         webui = full_stack.urls["Open WebUI"]
         # With WEBUI_AUTH=False, signing in with no credentials gives the admin.
         token = http.post(
@@ -231,7 +234,10 @@ def test_both_uis_list_the_graphs_from_litellm_and_open_webui_has_lgos_functions
         functions = http.get(f"{webui}/api/v1/functions/", headers=admin).json()
 
     assert "lgos/simple" in {p["name"] for p in chainlit["chatProfiles"]}
-    assert "lgos/simple" in {m["id"] for m in models}
+    # Each graph once, through the LGOS Function (the plain connection is off).
+    listed = {m["id"] for m in models}
+    assert "lgos_responses.lgos/simple" in listed
+    assert "lgos/simple" not in listed
     # Installed by the "Open WebUI functions" one-shot, and switched on.
     assert {f["id"]: f["is_active"] for f in functions}.get("lgos_responses")
 
