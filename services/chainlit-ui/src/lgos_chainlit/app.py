@@ -32,6 +32,7 @@ from lgos_chainlit.conversation import Attachment, Conversation
 from lgos_chainlit.datalayer import FileDataLayer
 from lgos_chainlit.events import Notice
 from lgos_chainlit.follower_tasks import Followers
+from lgos_chainlit.limits import accept_socket_frames, oversized_message
 from lgos_chainlit.runtime_settings import (
     SettingField,
     SettingsError,
@@ -111,6 +112,7 @@ def _brand() -> None:
 
 _enable_history(services().config)
 _brand()
+accept_socket_frames()
 
 
 @cl.set_chat_profiles
@@ -293,6 +295,10 @@ async def on_message(message: cl.Message) -> None:
     chat = _conversation()
     if chat is None:
         await notify(Notice("error", "This chat has no graph; start a new chat."))
+        return
+    oversized = oversized_message(message.content, services().config.MAX_MESSAGE_BYTES)
+    if oversized is not None:
+        await notify(oversized)
         return
     pending = chat.state.pending
     prompt = pending.next_prompt() if pending is not None else None

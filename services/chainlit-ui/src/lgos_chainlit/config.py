@@ -44,6 +44,10 @@ class UIConfig(BaseSettings):
     """Seconds per HTTP request (a streamed answer counts as one)."""
     MAX_DISPLAY_BYTES: int = Field(default=25 * 1024 * 1024, gt=0)
     """Largest file ``display_file`` downloads."""
+    MAX_MESSAGE_BYTES: int = Field(default=2 * 1024 * 1024, gt=0, le=8 * 1024 * 1024)
+    """Largest typed message (UTF-8 bytes); a larger one is answered with a
+    message saying so, and nothing is sent. At most 8 MiB, so that a message
+    over it still fits the Socket.IO frame (``limits.py``)."""
 
     DEFAULT_GRAPH: str = "citations"
     """The graph a new chat starts on: a model name or its last path segment
