@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import pytest
 from lgos_demos.demo_model.conversation import read_conversation
 from lgos_demos.demo_model.script import script_reply
 from lgos_demos.demo_model.tools import choose_enum, fill, read_tools
+from lgos_demos.search.corpus import Corpus
 from lgos_demos.sources import Source, format_sources
 
 WEATHER = {
@@ -167,6 +169,82 @@ def test_numbered_sources_are_answered_with_citation_markers():
     text = script_reply(messages).text
 
     assert text == "Here is what I found. LGOS serves graphs [1]. Files live in S3 [2]."
+
+
+# Words no whole sentence ends with: a cited sentence ending in one was cut.
+CLAUSE_OPENERS = frozenset(
+    """a an the and or but nor of to from with for in on at by as into than which
+    if when where while because its their our your my""".split()  # noqa: SIM905
+)
+
+
+def cited(snippet: str) -> str:
+    """The sentence the demo model cites from a source with ``snippet``."""
+    sources = [Source("http://a/1", "One", snippet)]
+    messages = [{"role": "system", "content": format_sources(sources)}, *user("Q?")]
+    return script_reply(messages).text.removeprefix("Here is what I found. ")
+
+
+def test_a_cited_sentence_too_long_ends_after_its_last_whole_clause():
+    long = (
+        "Background runs return the queued Response at once; a follower streams "
+        "its events from any API process, and a cancel stops it on whichever "
+        "worker holds it, releasing the run's lease and keeping every event that "
+        "was already stored for replay by later readers of the stream."
+    )
+
+    assert cited(long) == (
+        "Background runs return the queued Response at once; a follower streams "
+        "its events from any API process, and a cancel stops it on whichever "
+        "worker holds it [1]."
+    )
+
+
+def test_a_snippet_cut_by_the_search_is_cited_up_to_its_last_whole_clause():
+    cut = (
+        "Keeps the model list in step with every deployment, so clients find "
+        "each graph and read its details (description, features, tools) from…"
+    )
+
+    # Never cut inside the brackets: "(description, features [1]." is no sentence.
+    assert cited(cut) == "Keeps the model list in step with every deployment [1]."
+
+
+def test_a_sentence_that_introduced_a_code_block_ends_with_a_full_stop():
+    assert cited("Register such graphs with a checkpointer:") == (
+        "Register such graphs with a checkpointer [1]."
+    )
+
+
+def test_a_first_clause_longer_than_the_limit_is_cut_between_words_and_marked():
+    words = " ".join(["word"] * 80)
+
+    sentence = cited(words)
+
+    assert sentence.endswith("word… [1].")
+    assert len(sentence) < 240
+
+
+def test_answers_from_the_bundled_docs_never_end_a_cited_sentence_mid_clause():
+    corpus = Corpus.bundled()
+    questions = [section.heading for section in corpus.sections]
+    endings = []
+    for question in questions:
+        sources = [
+            Source(f"http://docs/{n}", hit.section.heading, hit.snippet)
+            for n, hit in enumerate(corpus.search(question, limit=3))
+        ]
+        messages = [
+            {"role": "system", "content": format_sources(sources)},
+            *user(question),
+        ]
+        text = script_reply(messages).text
+        endings += re.findall(r"(\S+) \[\d\]\.", text)
+
+    assert len(endings) > 50
+    dangling = [word for word in endings if word.rstrip("…").lower() in CLAUSE_OPENERS]
+    assert dangling == []
+    assert not [word for word in endings if word.endswith((":", ",", ";", "—"))]
 
 
 def test_an_empty_source_list_is_admitted():

@@ -40,6 +40,17 @@ def test_ranking_prefers_the_section_about_the_query():
     assert [s.heading for s in corpus.sections] == ["Guide", "Uploads", "Search"]
 
 
+def test_a_table_is_indexed_by_its_rows_without_its_header():
+    guide = (
+        "# Settings\n\n| variable | default | meaning |\n|---|---|---|\n"
+        "| `PORT` | 8000 | where it listens |\n"
+    )
+
+    section = Corpus({"guide": guide}).sections[0]
+
+    assert section.plain == "PORT — 8000 — where it listens."
+
+
 def test_a_long_question_becomes_a_bounded_query_cut_at_a_word():
     long = "upload   files\nto the Files API " * 40
 

@@ -10,6 +10,9 @@ import re
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_\-]*[a-z0-9]|[a-z0-9]")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"“(])")
+_CLAUSE_END = re.compile(r"[,;:](?=\s)|\s[—–-](?=\s)")
+_SHORTEST_CLAUSE = 40
+_OPEN_ENDINGS = " ,;:—–-"
 
 # One string reads better than 130 quoted words.
 STOPWORDS = frozenset(
@@ -42,13 +45,41 @@ def content_words(text: str) -> list[str]:
 
 
 def first_sentence(text: str, limit: int = 220) -> str:
-    """The first sentence of ``text``, at most ``limit`` characters, ending
-    with punctuation."""
+    """The first sentence of ``text`` as a whole sentence of at most
+    ``limit`` characters, ending with punctuation.
+
+    A sentence that is too long, or was already cut (it ends with ``…``), is
+    shortened to its whole clauses; only a first clause longer than ``limit``
+    is cut between words, and then it ends with ``…``. A sentence that
+    introduced a list or code (``…as follows:``) ends with a full stop.
+    """
     flat = " ".join(text.split())
-    sentence = _SENTENCE_END.split(flat, maxsplit=1)[0] if flat else ""
-    if len(sentence) > limit:
-        cut = sentence[:limit].rsplit(" ", 1)[0].rstrip(",;:-")
-        sentence = cut + "…"
+    if not flat:
+        return ""
+    sentence = _SENTENCE_END.split(flat, maxsplit=1)[0]
+    was_cut = sentence.endswith("…")
+    sentence = sentence.removesuffix("…").rstrip()
+    if was_cut or len(sentence) > limit:
+        sentence = _whole_clauses(sentence, limit)
+    sentence = sentence.rstrip(_OPEN_ENDINGS)
     if sentence and sentence[-1] not in ".!?…":
         sentence += "."
     return sentence
+
+
+def _whole_clauses(sentence: str, limit: int) -> str:
+    """The longest run of whole clauses that fits ``limit``, never cut inside
+    brackets; else the words that fit, with ``…``."""
+    head = sentence[: limit + 1]
+    cuts = [
+        match.start()
+        for match in _CLAUSE_END.finditer(head)
+        if match.start() >= _SHORTEST_CLAUSE and _balanced(head[: match.start()])
+    ]
+    if cuts:
+        return sentence[: cuts[-1]]
+    return head[:limit].rsplit(" ", 1)[0].rstrip(_OPEN_ENDINGS) + "…"
+
+
+def _balanced(text: str) -> bool:
+    return text.count("(") == text.count(")") and text.count("[") == text.count("]")

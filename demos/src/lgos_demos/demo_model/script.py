@@ -86,7 +86,8 @@ def answer(conversation: Conversation) -> str:
         parts.append("Here is what I found.")
         for number, source in enumerate(sources[:MAX_CITED], 1):
             sentence = first_sentence(_MARKERS.sub("", source.snippet) or source.title)
-            parts.append(f"{sentence[:-1].rstrip()} [{number}].")
+            claim = sentence[:-1] if sentence.endswith((".", "!", "?")) else sentence
+            parts.append(f"{claim.rstrip()} [{number}].")
     elif any("Sources: none" in text for text in conversation.instructions):
         parts.append("I found no sources about that, so I cannot answer from them.")
     if not parts:

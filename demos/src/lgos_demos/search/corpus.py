@@ -166,17 +166,23 @@ def _split(slug: str, markdown: str) -> list[Section]:
 
 
 def _plain(markdown: str) -> str:
-    """Readable text: no code blocks, link targets, emphasis or table rules."""
-    lines, in_fence = [], False
+    """Readable text: no code blocks, link targets, emphasis, table rules or
+    table headers."""
+    lines, in_fence, row_before = [], False, False
     for line in markdown.splitlines():
         if _FENCE.match(line):
             in_fence = not in_fence
             lines.append("")
             continue
-        if in_fence or _TABLE_RULE.match(line):
+        if in_fence:
+            continue
+        if _TABLE_RULE.match(line):
+            if row_before:  # a header row ("variable — default — meaning") says nothing
+                lines.pop()
             continue
         text = _EMPHASIS.sub("", _LINK.sub(r"\1", line))
-        if text.lstrip().startswith("|"):
+        row_before = text.lstrip().startswith("|")
+        if row_before:
             cells = [c.strip() for c in text.strip().strip("|").split("|")]
             text = " — ".join(c for c in cells if c) + "."
         lines.append(text.strip().removeprefix("- ").removeprefix("> "))
