@@ -19,7 +19,7 @@ from langgraph_openai_serve import (
     Settings,
 )
 from lgos_testkit import STARTUP_SECONDS, RunningProcess, free_port, start_process
-from openai import AsyncOpenAI
+from openai import AsyncOpenAI, OpenAI
 
 pytest_plugins = ["postgres_fixtures"]
 
@@ -132,6 +132,22 @@ def quiet_live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Live
     server = LiveServer(tmp_path_factory.mktemp("quiet-markers"), ping_interval=600)
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def reference_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """``reference_app.py``: the reference's examples, served by uvicorn."""
+    server = LiveServer(
+        tmp_path_factory.mktemp("reference"), factory="reference_app:create_app"
+    )
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def sdk(reference_server: LiveServer) -> OpenAI:
+    """The official SDK, on ``reference_server``."""
+    return OpenAI(base_url=reference_server.base_url, api_key="unused", max_retries=0)
 
 
 @pytest.fixture(scope="session")

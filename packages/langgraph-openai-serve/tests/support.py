@@ -12,7 +12,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph_openai_serve import GraphConfig
+from langgraph_openai_serve import GraphConfig, GraphRegistry
 from langgraph_openai_serve.testing import Reply, ScriptedChatModel
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -69,6 +69,11 @@ def config(graph: Any, **options: Any) -> GraphConfig:
     )
 
 
+def hello_registry() -> GraphRegistry:
+    """One graph, ``m``, that answers "Hi."."""
+    return GraphRegistry(registry={"m": config(scripted_graph("Hi."))})
+
+
 def status_graph(*updates: dict[str, Any], answer: str = "Done.") -> Any:
     """Publishes ``updates`` through the stream writer, then streams ``answer``."""
     model = ScriptedChatModel(replies=[answer] * 4)
@@ -80,6 +85,15 @@ def status_graph(*updates: dict[str, Any], answer: str = "Done.") -> Any:
         return {"messages": [await model.ainvoke(state["messages"])]}
 
     return one_node_graph(work)
+
+
+def chat_sse_payloads(*frames: str) -> list[str]:
+    """The ``data:`` payloads of Chat SSE text, checking the framing."""
+    text = "".join(frames)
+    assert text.endswith("\n\n")
+    events = text.removesuffix("\n\n").split("\n\n")
+    assert all(event.startswith("data: ") for event in events)
+    return [event.removeprefix("data: ") for event in events]
 
 
 def sse_events(transcript: str) -> list[dict[str, Any]]:
