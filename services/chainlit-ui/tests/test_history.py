@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from lgos_chainlit.config import UIConfig
@@ -75,3 +76,23 @@ def test_passwords_are_checked_per_user(monkeypatch):
     assert not config.check_password("alice", "wonderlan")
     assert not config.check_password("bob", "")
     assert "wonderland" not in repr(config)
+
+
+def test_guests_older_than_their_session_are_forgotten_with_their_threads(history):
+    old_guest = history.create_user("guest-old", {"guest": True})["id"]
+    member = history.create_user("alice")["id"]
+    history.update_thread("g1", name="guest chat", user_id=old_guest)
+    history.update_thread("m1", name="member chat", user_id=member)
+    created = datetime.now(UTC)
+    new_guest = history.create_user("guest-new", {"guest": True})["id"]
+    history.update_thread("g2", name="new guest chat", user_id=new_guest)
+
+    assert history.prune_guests(created_before=created - timedelta(days=1)) == []
+    removed = history.prune_guests(created_before=created)
+
+    assert removed == ["g1"]
+    assert history.get_user("guest-old") is None
+    assert history.get_thread("g1") is None
+    assert history.get_user("alice") is not None  # only guests expire
+    assert history.get_thread("m1") is not None
+    assert history.get_thread("g2") is not None

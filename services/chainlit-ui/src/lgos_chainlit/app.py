@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import secrets
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,13 @@ def _enable_history(config: UIConfig) -> None:
 
     @cl.data_layer
     def history() -> FileDataLayer:
-        return FileDataLayer(config.history_dir)
+        return FileDataLayer(
+            config.history_dir,
+            chats=services().store,
+            guest_lifetime=timedelta(
+                seconds=chainlit_config.project.user_session_timeout
+            ),
+        )
 
 
 def _brand() -> None:

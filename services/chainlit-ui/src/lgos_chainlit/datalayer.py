@@ -11,6 +11,7 @@ is what lets a reloaded page continue a chat, including a pending interrupt.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from chainlit.types import (
 )
 from chainlit.user import PersistedUser, User
 
+from lgos_chainlit.chats import ChatStore
 from lgos_chainlit.history import Record, ThreadFiles
 
 
@@ -41,16 +43,33 @@ def _persisted(record: Record) -> PersistedUser:
 
 
 class FileDataLayer(BaseDataLayer):
-    """Threads and steps in JSON files; no feedback, elements or favorites."""
+    """Threads and steps in JSON files; no feedback, elements or favorites.
 
-    def __init__(self, directory: Path) -> None:
+    A deleted thread takes its chat ledger in ``chats`` with it. Each new
+    guest first forgets the guests older than ``guest_lifetime`` (Chainlit's
+    session lifetime: no browser can be them again), their threads and their
+    ledgers.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        chats: ChatStore | None = None,
+        guest_lifetime: timedelta | None = None,
+    ) -> None:
         self.files = ThreadFiles(directory)
+        self.chats = chats
+        self.guest_lifetime = guest_lifetime
 
     async def get_user(self, identifier: str) -> PersistedUser | None:
         record = self.files.get_user(identifier)
         return _persisted(record) if record else None
 
     async def create_user(self, user: User) -> PersistedUser | None:
+        if user.metadata.get("guest") and self.guest_lifetime is not None:
+            cutoff = datetime.now(UTC) - self.guest_lifetime
+            for thread_id in self.files.prune_guests(cutoff):
+                self._forget_chat(thread_id)
         return _persisted(self.files.create_user(user.identifier, user.metadata))
 
     async def delete_feedback(self, feedback_id: str) -> bool:
@@ -89,6 +108,11 @@ class FileDataLayer(BaseDataLayer):
 
     async def delete_thread(self, thread_id: str) -> None:
         self.files.delete_thread(thread_id)
+        self._forget_chat(thread_id)
+
+    def _forget_chat(self, thread_id: str) -> None:
+        if self.chats is not None:
+            self.chats.delete(thread_id)
 
     async def list_threads(
         self, pagination: Pagination, filters: ThreadFilter

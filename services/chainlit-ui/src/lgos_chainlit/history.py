@@ -26,6 +26,10 @@ def now() -> str:
     return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
+def _parsed(timestamp: str) -> datetime:
+    return datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+
+
 class ThreadFiles:
     """Users and threads (with their steps) under one directory."""
 
@@ -58,6 +62,33 @@ class ThreadFiles:
         self.directory.mkdir(parents=True, exist_ok=True)
         write_atomically(self.directory / "users.json", json.dumps(users).encode())
         return copy.deepcopy(user)
+
+    def prune_guests(self, created_before: datetime) -> list[str]:
+        """Forget guests made before ``created_before``, with their threads;
+        the ids of the threads removed.
+
+        A guest is only as old as its browser's session cookie: once that
+        expired, the browser is a new guest and nobody can reach the old
+        one's chats again.
+        """
+        users = self._users()
+        expired = {
+            user["id"]
+            for user in users.values()
+            if user.get("metadata", {}).get("guest")
+            and _parsed(user["createdAt"]) < created_before
+        }
+        if not expired:
+            return []
+        removed = []
+        for path in self._threads.glob("*.json") if self._threads.exists() else []:
+            record = json.loads(path.read_text("utf-8"))
+            if record.get("userId") in expired:
+                path.unlink(missing_ok=True)
+                removed.append(str(record["id"]))
+        kept = {key: user for key, user in users.items() if user["id"] not in expired}
+        write_atomically(self.directory / "users.json", json.dumps(kept).encode())
+        return removed
 
     def _identifier(self, user_id: str | None) -> str | None:
         for user in self._users().values():
