@@ -23,181 +23,26 @@ Two pieces of process-wide state shape the fixtures:
 from __future__ import annotations
 
 import base64
-import gzip
 import json
-import sys
-import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from langchain_core.callbacks import AsyncCallbackHandler, AsyncCallbackManager
 from langfuse import get_client
 from langfuse.langchain import CallbackHandler
-from langgraph_openai_serve import (
-    GraphConfigurationError,
-    GraphRegistry,
-    LanggraphOpenaiServe,
-    Settings,
-)
 from langgraph_openai_serve.integrations import langfuse as langfuse_integration
 from langgraph_openai_serve.integrations.langfuse import get_langfuse_callback
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-    ExportTraceServiceRequest,
-    ExportTraceServiceResponse,
-)
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue
+from otlp_recorder import TRACES_PATH, OtlpRecorder, Span
 from support import config, scripted_graph
 
 pytestmark = pytest.mark.anyio
 
-TRACES_PATH = "/api/public/otel/v1/traces"
 PUBLIC_KEY = "pk-lf-lgos-test"
 SECRET_KEY = "sk-lf-lgos-test"
 USER = [{"role": "user", "content": "Hi"}]
 ANSWER = "Traced answer."
-
-
-# --- the local Langfuse endpoint ------------------------------------------
-
-
-@dataclass(frozen=True)
-class Recorded:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-
-@dataclass(frozen=True)
-class Span:
-    """One exported span, as Langfuse receives it."""
-
-    name: str
-    trace_id: str
-    span_id: str
-    parent_id: str
-    scope: str
-    attributes: dict[str, Any]
-
-    def metadata(self, level: str, key: str) -> Any:
-        """A ``langfuse.{trace|observation}.metadata.<key>`` value (JSON on
-        the wire), or ``None``."""
-        raw = self.attributes.get(f"langfuse.{level}.metadata.{key}")
-        return None if raw is None else json.loads(raw)
-
-
-def _plain(value: AnyValue) -> Any:
-    kind = value.WhichOneof("value")
-    if kind == "array_value":
-        return [_plain(item) for item in value.array_value.values]
-    if kind == "kvlist_value":
-        return {kv.key: _plain(kv.value) for kv in value.kvlist_value.values}
-    return None if kind is None else getattr(value, kind)
-
-
-class OtlpRecorder:
-    """A loopback HTTP server standing in for Langfuse: accepts OTLP trace
-    exports (answering like an OTLP collector) and records every request."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._requests: list[Recorded] = []
-        self.sdk_started = False
-        """Set once a test has used the Langfuse SDK against this recorder."""
-        recorder = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length)
-                if self.headers.get("Content-Encoding") == "gzip":
-                    body = gzip.decompress(body)
-                recorder._record(self, body)
-                if self.path == TRACES_PATH:
-                    out = ExportTraceServiceResponse().SerializeToString()
-                    self._reply(200, "application/x-protobuf", out)
-                else:
-                    self._reply(404, "application/json", b'{"message":"Not Found"}')
-
-            def do_GET(self) -> None:
-                # Not called by the SDK for tracing today; answered like
-                # Langfuse in case a version checks health or its project.
-                recorder._record(self, b"")
-                if self.path.startswith("/api/public/health"):
-                    self._reply(200, "application/json", b'{"status":"OK"}')
-                elif self.path.startswith("/api/public/projects"):
-                    project = b'{"data":[{"id":"lgos-test","name":"lgos-test"}]}'
-                    self._reply(200, "application/json", project)
-                else:
-                    self._reply(404, "application/json", b'{"message":"Not Found"}')
-
-            def _reply(self, status: int, content_type: str, body: bytes) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass  # keep test output clean
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="otlp-recorder", daemon=True
-        )
-        self._thread.start()
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def _record(self, handler: BaseHTTPRequestHandler, body: bytes) -> None:
-        entry = Recorded(handler.command, handler.path, dict(handler.headers), body)
-        with self._lock:
-            self._requests.append(entry)
-
-    @property
-    def requests(self) -> list[Recorded]:
-        with self._lock:
-            return list(self._requests)
-
-    def clear(self) -> None:
-        with self._lock:
-            self._requests.clear()
-
-    def spans(self) -> list[Span]:
-        """Every span received by the traces endpoint, decoded."""
-        spans = []
-        for request in self.requests:
-            if request.method != "POST" or request.path != TRACES_PATH:
-                continue
-            export = ExportTraceServiceRequest.FromString(request.body)
-            for resource_spans in export.resource_spans:
-                for scope_spans in resource_spans.scope_spans:
-                    for span in scope_spans.spans:
-                        spans.append(
-                            Span(
-                                name=span.name,
-                                trace_id=span.trace_id.hex(),
-                                span_id=span.span_id.hex(),
-                                parent_id=span.parent_span_id.hex(),
-                                scope=scope_spans.scope.name,
-                                attributes={
-                                    a.key: _plain(a.value) for a in span.attributes
-                                },
-                            )
-                        )
-        return spans
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
 
 
 @pytest.fixture(scope="module")
@@ -409,66 +254,6 @@ async def test_a_generated_request_id_is_the_one_recorded(make_client, traces):
     root = _graph_run(traces.spans(), request_id)
     # Without metadata.conversation_id the trace has no session.
     assert "session.id" not in root.attributes
-
-
-# --- 2. startup fails clearly ----------------------------------------------
-
-
-def _server(**settings: Any) -> LanggraphOpenaiServe:
-    registry = GraphRegistry(registry={"m": config(scripted_graph("x"))})
-    return LanggraphOpenaiServe(graphs=registry, settings=Settings(**settings))
-
-
-@pytest.mark.parametrize(
-    ("present", "missing"),
-    [
-        ((), "LANGFUSE_PUBLIC_KEY and LANGFUSE_SECRET_KEY are not set"),
-        (("LANGFUSE_PUBLIC_KEY",), "LANGFUSE_SECRET_KEY is not set"),
-        (("LANGFUSE_SECRET_KEY",), "LANGFUSE_PUBLIC_KEY is not set"),
-    ],
-)
-def test_binding_without_keys_fails_naming_them(monkeypatch, present, missing):
-    for name in ("LANGFUSE_PUBLIC_KEY", "LANGFUSE_SECRET_KEY"):
-        monkeypatch.delenv(name, raising=False)
-    for name in present:
-        monkeypatch.setenv(name, "set")
-    server = _server(ENABLE_LANGFUSE=True)
-
-    with pytest.raises(GraphConfigurationError, match=missing):
-        server.bind_openai_api()
-
-
-def test_the_lgos_enable_langfuse_variable_turns_the_check_on(monkeypatch):
-    monkeypatch.delenv("LANGFUSE_PUBLIC_KEY", raising=False)
-    monkeypatch.delenv("LANGFUSE_SECRET_KEY", raising=False)
-    monkeypatch.setenv("LGOS_ENABLE_LANGFUSE", "true")
-    registry = GraphRegistry(registry={"m": config(scripted_graph("x"))})
-
-    with pytest.raises(GraphConfigurationError, match="LANGFUSE_PUBLIC_KEY"):
-        LanggraphOpenaiServe(graphs=registry).bind_openai_api()
-
-
-def test_tracing_off_needs_no_keys(monkeypatch):
-    monkeypatch.delenv("LANGFUSE_PUBLIC_KEY", raising=False)
-    monkeypatch.delenv("LANGFUSE_SECRET_KEY", raising=False)
-
-    _server(ENABLE_LANGFUSE=False).bind_openai_api()
-
-
-def test_binding_without_the_package_fails_naming_the_extra(monkeypatch):
-    # A None entry in sys.modules is Python's own marker for "this module
-    # cannot be imported": importing it raises ModuleNotFoundError and
-    # importlib.util.find_spec() reports None, as when it is not installed.
-    monkeypatch.setitem(sys.modules, "langfuse", None)
-    monkeypatch.setenv("LANGFUSE_PUBLIC_KEY", PUBLIC_KEY)
-    monkeypatch.setenv("LANGFUSE_SECRET_KEY", SECRET_KEY)
-
-    with pytest.raises(
-        GraphConfigurationError, match=r"langgraph-openai-serve\[tracing\]"
-    ):
-        _server(ENABLE_LANGFUSE=True).bind_openai_api()
-    with pytest.raises(GraphConfigurationError, match="'langfuse' package"):
-        get_langfuse_callback()
 
 
 # --- 3. runtime_callbacks stay the caller's --------------------------------
