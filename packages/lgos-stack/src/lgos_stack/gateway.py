@@ -12,6 +12,11 @@ set, else one generated once into ``{state_dir}/litellm/master-key``; a wrong
 key is refused with 401 by ``lgos_gateway_auth.py``, the ``custom_auth`` the
 seed names, and ``lgos_gateway_errors.py`` (a callback) passes LGOS's error
 messages on readably; both are copied beside the file at each start.
+
+Background runs are followed through the seed's pass-through route
+``/lgos/v1/responses`` (``FOLLOW_BASE_PATH``): LiteLLM cannot stream a
+retrieved Response, so that path goes to LGOS's own Responses API, with the
+same key check; its target comes from ``LGOS_GATEWAY_FOLLOW_TARGET``.
 """
 
 from __future__ import annotations
@@ -49,6 +54,22 @@ general_settings:
   # A wrong key gets 401 with a readable message instead of LiteLLM's
   # "400 No connected db." (lgos_gateway_auth.py, written beside this file).
   custom_auth: lgos_gateway_auth.user_api_key_auth
+  # Background runs followed live: LiteLLM answers
+  # GET /v1/responses/{id}?stream=true with a JSON snapshot, so
+  # /lgos/v1/responses is passed through to LGOS's own Responses API (the
+  # event stream with starting_after, the snapshot, cancel), streamed as it
+  # comes and behind the same key. Clients use LGOS's Response id there
+  # (decoded from the gateway's; docs/how-to/background.md). That id is
+  # readable only with LiteLLM's response-id encryption off: it separates
+  # users of virtual keys, which this database-less gateway does not have.
+  disable_responses_id_security: true
+  pass_through_endpoints:
+    - path: /lgos/v1/responses
+      target: os.environ/LGOS_GATEWAY_FOLLOW_TARGET
+      include_subpath: true
+      auth: true
+      headers:
+        Authorization: Bearer os.environ/LGOS_API_KEY
 
 litellm_settings:
   # LGOS's own error messages instead of LiteLLM's wrapping of them
@@ -56,6 +77,11 @@ litellm_settings:
   callbacks:
     - lgos_gateway_errors.readable_errors
 """
+FOLLOW_BASE_PATH = "/lgos/v1"
+"""The gateway's pass-through to LGOS's Responses API, as an OpenAI base path:
+``{gateway}/lgos/v1/responses/{lgos id}?stream=true`` follows a background run."""
+FOLLOW_TARGET_ENV = "LGOS_GATEWAY_FOLLOW_TARGET"
+"""LiteLLM's environment: where the follow route forwards (LGOS's ``/v1/responses``)."""
 AUTH_MODULE = Path(__file__).with_name("lgos_gateway_auth.py")
 """LiteLLM's ``custom_auth``, copied beside its configuration at each start."""
 ERRORS_MODULE = Path(__file__).with_name("lgos_gateway_errors.py")
@@ -172,7 +198,11 @@ def gateway_services(
         port=port,
         url=f"http://{host}:{port}/v1",
         health_url=f"{base}/health/liveliness",
-        env={**LITELLM_OFFLINE_ENV, "LITELLM_MASTER_KEY": key},
+        env={
+            **LITELLM_OFFLINE_ENV,
+            "LITELLM_MASTER_KEY": key,
+            FOLLOW_TARGET_ENV: f"{api_base_url}/responses",
+        },
         after=(sync.name,),
     )
     return [sync, litellm]

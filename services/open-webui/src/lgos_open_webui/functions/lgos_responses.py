@@ -101,6 +101,26 @@ def api_root(url: str) -> str:
     return url.strip().rstrip("/").removesuffix("/v1")
 
 
+_LITELLM_ID_MARK = "litellm:custom_llm_provider:"
+
+
+def upstream_response_id(response_id: str) -> str:
+    """LGOS's id inside a LiteLLM Response id: ``resp_`` + base64 of
+    ``litellm:custom_llm_provider:..;model_id:..;response_id:<LGOS id>``;
+    any other id as it is. (This file is installed on its own, so it keeps
+    its own copy of lgos_chainlit.gateway_ids; a test holds them equal.)"""
+    if not response_id.startswith("resp_"):
+        return response_id
+    try:
+        text = base64.b64decode(response_id[5:], validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return response_id
+    if not text.startswith(_LITELLM_ID_MARK):
+        return response_id
+    _, found, upstream = text.partition(";response_id:")
+    return upstream if found and upstream else response_id
+
+
 _INNER_ERROR = re.compile(r'\{"error":\s*\{.*\}\s*\}')
 
 
