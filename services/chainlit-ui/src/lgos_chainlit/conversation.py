@@ -16,10 +16,12 @@ in it:
 * With the chat's "run in background" switch on (graphs with ``background``),
   each request is submitted with ``background=true`` (and an
   ``Idempotency-Key``); the queued Response id is saved at once, then the run
-  is followed through ``GET /responses/{id}?stream=true&starting_after=N``.
-  ``follow.RunFollower`` reads that stream (reattaching, or polling); this
-  module decides what a finished run means for the chat. ``cancel`` cancels
-  the run; the follower then reports it.
+  is followed through ``GET /responses/{id}?stream=true&starting_after=N``
+  on the follow client: through LiteLLM that is its pass-through route to
+  LGOS, addressed with LGOS's id (``gateway_ids``), because LiteLLM cannot
+  stream a retrieved Response. ``run_follower.RunFollower`` reads that stream
+  (reattaching, or polling); this module decides what a finished run means
+  for the chat. ``cancel`` cancels the run; the follower then reports it.
 
 The module stays one state machine (send -> stream -> settle -> client calls
 or interrupt -> commit) because every path ends in the same commit rules;
@@ -57,6 +59,7 @@ from lgos_chainlit.events import (
 )
 from lgos_chainlit.files import DISPLAY_FILE, DISPLAY_FILE_TOOL, FilesClient, FilesError
 from lgos_chainlit.files import display_file as fetch_display_file
+from lgos_chainlit.gateway_ids import upstream_response_id
 from lgos_chainlit.interrupts import (
     AnswerError,
     PendingInterrupt,
@@ -123,8 +126,14 @@ class Conversation:
         state: ChatState,
         store: ChatStore,
         files: FilesClient | None = None,
+        *,
+        follow_client: AsyncOpenAI | None = None,
     ) -> None:
         self.client = client
+        self.follow_client = follow_client or client
+        """Follows and cancels background runs (see the module)."""
+        self.follows_by_upstream_id = follow_client is not None
+        """Runs are followed by LGOS's id, decoded from the gateway's."""
         self.graph = graph
         self.state = state
         self.store = store
@@ -278,7 +287,7 @@ class Conversation:
             yield Notice("info", "No background run is in progress.")
             return
         try:
-            await self.client.responses.cancel(run.response_id)
+            await self.follow_client.responses.cancel(run.response_id)
         except (APIStatusError, APIConnectionError) as exc:
             yield Notice("error", f"The run could not be cancelled: {_reason(exc)}")
             return
@@ -434,7 +443,7 @@ class Conversation:
                 yield event
             return
         run = BackgroundRun(
-            response_id=queued.id,
+            response_id=self._run_id(queued.id),
             commit_first=list(exchange.commit_first),
             resuming=exchange.resuming is not None,
         )
@@ -453,10 +462,12 @@ class Conversation:
         later; ``_settle`` clears it together with the commit.
         """
         self.following = True
+        # A run saved with the gateway's id is followed by LGOS's.
+        run.response_id = self._run_id(run.response_id)
         try:
             yield BackgroundStarted(run.response_id, picked_up=not submitted)
             follower = RunFollower(
-                self.client,
+                self.follow_client,
                 self.save,
                 poll_interval=self.poll_interval,
                 poll_limit=self.poll_limit,
@@ -481,6 +492,12 @@ class Conversation:
         finally:
             self.following = False
 
+    def _run_id(self, response_id: str) -> str:
+        """The id the follow client knows the run by."""
+        if self.follows_by_upstream_id:
+            return upstream_response_id(response_id)
+        return response_id
+
     def _lost(self, run: BackgroundRun, exchange: _Exchange) -> Notice:
         self.state.running = None
         if exchange.resuming is not None:
@@ -488,8 +505,8 @@ class Conversation:
         self.save()
         return Notice(
             "error",
-            f"The background run {run.response_id} is unknown to the server; "
-            "the conversation is unchanged.",
+            "The background run is unknown to the server; the conversation "
+            "is unchanged.",
         )
 
     def _settle(self, exchange: _Exchange, response: Any) -> _FollowUp:

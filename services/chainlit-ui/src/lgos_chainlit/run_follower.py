@@ -5,7 +5,9 @@ after the run's last sequence number, moving that number along (and saving it
 at most once per ``SAVE_INTERVAL``) so a dropped stream or a reloaded chat
 picks up where it left off. When the server refuses to stream a retrieved
 Response, or answers the stream request with no events at all (LiteLLM 1.108.7
-returns the JSON snapshot for ``?stream=true``), it polls the snapshot instead
+returns the JSON snapshot for ``?stream=true`` on its own ``/v1`` routes; the
+stack's gateway follows through its pass-through route instead), it polls the
+snapshot instead
 until the run ends, for at most ``poll_limit`` seconds. A stream that ends
 without a terminal event (a cancelled run has none) is settled by the run's
 snapshot.
@@ -101,9 +103,9 @@ class RunFollower:
                     if response is None:
                         yield Notice(
                             "error",
-                            f"The background run {run.response_id} is still "
-                            f"going after {self.poll_limit:g} s of waiting; "
-                            "send a message to follow it again.",
+                            "The background run is still going after "
+                            f"{self.poll_limit:g} s of waiting; send a "
+                            "message to follow it again.",
                         )
                         return
                 else:
@@ -159,9 +161,8 @@ class RunFollower:
             if failures > len(self.reattach_delays):
                 yield Notice(
                     "error",
-                    f"Lost the connection to the background run "
-                    f"{run.response_id}; it keeps running. Send a message "
-                    "to follow it again.",
+                    "Lost the connection to the background run; it keeps "
+                    "running. Send a message to follow it again.",
                 )
                 return
             if failures:
