@@ -15,7 +15,7 @@ from lgos_chainlit.catalog import (
     LiteLLMCatalog,
     graph_info,
 )
-from lgos_chainlit.chats import BackgroundRun, ChatState
+from lgos_chainlit.chats import ChatState
 from lgos_chainlit.config import UIConfig
 from lgos_chainlit.conversation import Conversation
 from lgos_chainlit.events import (
@@ -30,6 +30,7 @@ from lgos_chainlit.events import (
     TurnFinished,
 )
 from lgos_chainlit.gateway_ids import upstream_response_id
+from lgos_chainlit.run_follower import NO_EVENTS_NOTICE
 from lgos_stack.gateway import (
     FOLLOW_TARGET_ENV,
     install_gateway_modules,
@@ -82,16 +83,28 @@ def follow_url(gateway_proxy) -> str:
     return config.follow_url
 
 
+class FollowClient(AsyncOpenAI):
+    """The UI's follow client, over real HTTP, noting the paths it asked for."""
+
+    paths: list[str]
+
+
 @pytest.fixture
 async def follow_client(gateway_proxy):
-    sdk = AsyncOpenAI(
-        base_url=follow_url(gateway_proxy),
-        api_key=LITELLM_MASTER_KEY,
-        max_retries=0,
-        timeout=30,
-    )
-    yield sdk
-    await sdk.close()
+    paths: list[str] = []
+
+    async def note(request: httpx.Request) -> None:
+        paths.append(request.url.path)
+
+    async with httpx.AsyncClient(timeout=30, event_hooks={"request": [note]}) as http:
+        sdk = FollowClient(
+            base_url=follow_url(gateway_proxy),
+            api_key=LITELLM_MASTER_KEY,
+            max_retries=0,
+            http_client=http,
+        )
+        sdk.paths = paths
+        yield sdk
 
 
 @pytest.fixture
@@ -290,9 +303,11 @@ async def test_a_background_run_through_the_gateway_streams_progress_and_answer(
 
     started = events[0]
     assert isinstance(started, BackgroundStarted)
-    # The run is known by LGOS's id, not LiteLLM's long one.
-    assert started.response_id.startswith("resp_")
-    assert len(started.response_id) < 64
+    # Followed on the route by LGOS's id, not LiteLLM's long one.
+    lgos_id = upstream_response_id(started.response_id)
+    assert lgos_id != started.response_id
+    assert len(lgos_id) < 64
+    assert set(follow_client.paths) == {f"/lgos/v1/responses/{lgos_id}"}
     commentary = "".join(e.text for e in events if isinstance(e, CommentaryDelta))
     assert commentary == "Working in the background"
     answer = "".join(e.text for e in events if isinstance(e, AnswerDelta))
@@ -356,25 +371,30 @@ async def test_a_background_run_through_the_gateway_is_cancelled(
     assert store.load(thread_id).items == []
 
 
-async def test_a_run_saved_with_the_gateway_id_is_followed_by_lgos_id(
-    gateway_client, litellm_catalog, follow_client, store, thread_id
+async def test_a_gateway_without_the_follow_route_is_polled_instead(
+    gateway_proxy, gateway_client, litellm_catalog, store, thread_id
 ):
-    # A chat saved before the follow route existed kept LiteLLM's id.
-    queued = await gateway_client.responses.create(
-        model="lgos/background", input="saved long ago", background=True
-    )
-    chat = await _followed_chat(
-        litellm_catalog, gateway_client, follow_client, store, thread_id
-    )
-    chat.state.running = BackgroundRun(response_id=queued.id)
-    chat.save()
+    # The same LiteLLM, but the UI pointed at a path it does not serve: what
+    # a gateway configured before the follow route answers (404 "Not Found").
+    async with AsyncOpenAI(
+        base_url=f"{gateway_proxy.url}/no-route/v1",
+        api_key=LITELLM_MASTER_KEY,
+        max_retries=0,
+        timeout=30,
+    ) as missing:
+        chat = await _followed_chat(
+            litellm_catalog, gateway_client, missing, store, thread_id
+        )
+        chat.poll_interval = 0.1
 
-    events = await collect(chat.follow_running())
+        events = await collect(chat.send("no route here"))
 
-    started = events[0]
-    assert started.response_id == upstream_response_id(queued.id) != queued.id
+    (replaced,) = [e for e in events if isinstance(e, AnswerReplaced)]
+    assert replaced.text == background_answer("no route here", 1)
+    assert _shown_text(events) == [NO_EVENTS_NOTICE]
     (finished,) = [e for e in events if isinstance(e, TurnFinished)]
     assert finished.status == "completed"
+    assert chat.follow_client is None  # the chat polls from now on
 
 
 def test_the_follow_route_is_derived_from_the_gateway_url():

@@ -19,7 +19,9 @@ in it:
   is followed through ``GET /responses/{id}?stream=true&starting_after=N``
   on the follow client: through LiteLLM that is its pass-through route to
   LGOS, addressed with LGOS's id (``gateway_ids``), because LiteLLM cannot
-  stream a retrieved Response. ``run_follower.RunFollower`` reads that stream
+  stream a retrieved Response; a gateway without that route (a 404 of its
+  own) is polled through LiteLLM instead. The chat state keeps the id the
+  gateway returned. ``run_follower.RunFollower`` reads that stream
   (reattaching, or polling); this module decides what a finished run means
   for the chat. ``cancel`` cancels the run; the follower then reports it.
 
@@ -35,7 +37,7 @@ failed, cancelled or refused request leaves the ledger as it was.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,7 +77,7 @@ from lgos_chainlit.ledger import (
     item_json,
     user_message,
 )
-from lgos_chainlit.run_follower import RunEnded, RunFollower, RunLost
+from lgos_chainlit.run_follower import RouteMissing, RunEnded, RunFollower, RunLost
 from lgos_chainlit.run_follower import reason as _reason
 from lgos_chainlit.runtime_settings import (
     SettingField,
@@ -130,10 +132,9 @@ class Conversation:
         follow_client: AsyncOpenAI | None = None,
     ) -> None:
         self.client = client
-        self.follow_client = follow_client or client
-        """Follows and cancels background runs (see the module)."""
-        self.follows_by_upstream_id = follow_client is not None
-        """Runs are followed by LGOS's id, decoded from the gateway's."""
+        self.follow_client = follow_client
+        """Follows and cancels background runs by LGOS's id (see the module);
+        ``None``: the request client does, by the id it returned."""
         self.graph = graph
         self.state = state
         self.store = store
@@ -286,8 +287,9 @@ class Conversation:
         if run is None:
             yield Notice("info", "No background run is in progress.")
             return
+        client, run_id = self._follower()
         try:
-            await self.follow_client.responses.cancel(run.response_id)
+            await client.responses.cancel(run_id(run.response_id))
         except (APIStatusError, APIConnectionError) as exc:
             yield Notice("error", f"The run could not be cancelled: {_reason(exc)}")
             return
@@ -443,7 +445,7 @@ class Conversation:
                 yield event
             return
         run = BackgroundRun(
-            response_id=self._run_id(queued.id),
+            response_id=queued.id,
             commit_first=list(exchange.commit_first),
             resuming=exchange.resuming is not None,
         )
@@ -462,18 +464,9 @@ class Conversation:
         later; ``_settle`` clears it together with the commit.
         """
         self.following = True
-        # A run saved with the gateway's id is followed by LGOS's.
-        run.response_id = self._run_id(run.response_id)
         try:
             yield BackgroundStarted(run.response_id, picked_up=not submitted)
-            follower = RunFollower(
-                self.follow_client,
-                self.save,
-                poll_interval=self.poll_interval,
-                poll_limit=self.poll_limit,
-                reattach_delays=self.reattach_delays,
-            )
-            async with aclosing(follower.follow(run)) as events:
+            async with aclosing(self._followed(run)) as events:
                 async for event in events:
                     if isinstance(event, RunLost):
                         yield self._lost(run, exchange)
@@ -492,11 +485,36 @@ class Conversation:
         finally:
             self.following = False
 
-    def _run_id(self, response_id: str) -> str:
-        """The id the follow client knows the run by."""
-        if self.follows_by_upstream_id:
-            return upstream_response_id(response_id)
-        return response_id
+    def _follower(self) -> tuple[AsyncOpenAI, Callable[[str], str]]:
+        """The client that follows runs, and how it names a saved run."""
+        if self.follow_client is None:
+            return self.client, str
+        return self.follow_client, upstream_response_id
+
+    async def _followed(
+        self, run: BackgroundRun
+    ) -> AsyncGenerator[UIEvent | RunLost | RunEnded, None]:
+        """The run's events from the follow client; from the request client
+        (polled, through LiteLLM) when the gateway has no follow route."""
+        while True:
+            client, run_id = self._follower()
+            follower = RunFollower(
+                client,
+                self.save,
+                poll_interval=self.poll_interval,
+                poll_limit=self.poll_limit,
+                reattach_delays=self.reattach_delays,
+                run_id=run_id,
+            )
+            async with aclosing(follower.follow(run)) as events:
+                async for event in events:
+                    if not isinstance(event, RouteMissing):
+                        yield event
+                    elif self.follow_client is not None:
+                        self.follow_client = None  # for this chat from now on
+                        break
+                else:
+                    return
 
     def _lost(self, run: BackgroundRun, exchange: _Exchange) -> Notice:
         self.state.running = None
