@@ -209,3 +209,16 @@ async def test_stopping_the_chat_cancels_its_background_run(
             headers={"Authorization": f"Bearer {LITELLM_MASTER_KEY}"},
         )
     assert answer.json()["status"] == "cancelled"
+
+
+async def test_a_gateway_without_the_follow_route_is_explained(
+    function_module, stack_gateway
+):
+    pipe, owner = background_pipe(function_module, stack_gateway, steps=1, seconds=0)
+    pipe.valves.follow_url = f"{stack_gateway}/no-route/v1"
+    recorder = Recorder()
+
+    text = await chat(pipe, recorder, MODEL, [user("Where to?")], __user__=owner)
+
+    assert "no follow route for background runs" in text
+    assert f"{stack_gateway}/no-route/v1" in text

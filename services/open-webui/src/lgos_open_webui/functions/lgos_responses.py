@@ -1308,6 +1308,15 @@ class _Turn:
                                 yield action
                 except httpx.TransportError:
                     pass  # dropped: reattach after the last event seen
+                except GatewayError as exc:
+                    if exc.status == 404 and exc.code is None and after < 0:
+                        # The gateway's own 404: it has no follow route.
+                        raise LgosError(
+                            f"The gateway has no follow route for background "
+                            f"runs at {follow_url}: set the follow_url valve, "
+                            "or turn your background valve off."
+                        ) from exc
+                    raise
                 if response is None:
                     # A cancelled run's stream ends without a terminal event.
                     snapshot = await gateway_json(
