@@ -46,7 +46,14 @@ from langgraph_openai_serve import (
 from langgraph_openai_serve.testing import ScriptedChatModel
 from lgos_chainlit.gateway_ids import upstream_response_id
 from lgos_open_webui.bundle import function_sources
-from lgos_stack.gateway import FOLLOW_BASE_PATH, FOLLOW_TARGET_ENV
+from lgos_stack.gateway import (
+    _FOLLOW_SETTINGS,
+    _SEED_CONFIG,
+    FOLLOW_BASE_PATH,
+    FOLLOW_TARGET_ENV,
+    add_follow_route,
+    litellm_config,
+)
 from lgos_testkit import ThreadServer, lgos_routes
 from lgos_testkit.litellm import LiteLLM, litellm
 
@@ -262,3 +269,37 @@ def test_both_stacks_seed_the_same_follow_route(tmp_path):
     assert native_route == compose_route
     assert native_route["path"] == FOLLOW_BASE_PATH + "/responses"
     assert native_route["auth"] is True
+
+
+def test_a_config_seeded_before_the_follow_route_gets_it_once(tmp_path):
+    config = litellm_config(tmp_path)
+    config.parent.mkdir()
+    older = _SEED_CONFIG.replace(_FOLLOW_SETTINGS, "")
+    config.write_text(older + "# the user's own line\n")
+
+    assert add_follow_route(config)
+    once = config.read_text()
+    assert not add_follow_route(config)
+    assert config.read_text() == once
+    settings = yaml.safe_load(once)["general_settings"]
+    (route,) = settings["pass_through_endpoints"]
+    assert route["path"] == "/lgos/v1/responses"
+    assert settings["disable_responses_id_security"] is True
+    assert once.endswith("# the user's own line\n")
+    # The stack adds it at each start.
+    config.write_text(older)
+    native_config(tmp_path)
+    assert "pass_through_endpoints" in config.read_text()
+
+
+def test_a_config_with_its_own_pass_through_routes_is_left_alone(tmp_path):
+    config = litellm_config(tmp_path)
+    config.parent.mkdir()
+    theirs = _SEED_CONFIG.replace(
+        _FOLLOW_SETTINGS,
+        "  pass_through_endpoints:\n    - path: /mine\n      target: http://x\n",
+    )
+    config.write_text(theirs)
+
+    assert not add_follow_route(config)
+    assert config.read_text() == theirs

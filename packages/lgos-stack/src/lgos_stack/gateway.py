@@ -16,7 +16,8 @@ messages on readably; both are copied beside the file at each start.
 Background runs are followed through the seed's pass-through route
 ``/lgos/v1/responses`` (``FOLLOW_BASE_PATH``): LiteLLM cannot stream a
 retrieved Response, so that path goes to LGOS's own Responses API, with the
-same key check; its target comes from ``LGOS_GATEWAY_FOLLOW_TARGET``.
+same key check; its target comes from ``LGOS_GATEWAY_FOLLOW_TARGET``. A file
+seeded before the route existed gets it at the next start (``add_follow_route``).
 """
 
 from __future__ import annotations
@@ -43,17 +44,8 @@ LITELLM_OFFLINE_ENV = {
     "LITELLM_MODE": "PRODUCTION",
     "LITELLM_DONT_SHOW_FEEDBACK_BOX": "True",
 }
-_SEED_CONFIG = """\
-# LiteLLM's configuration for the LGOS demo stack.
-# lgos-model-sync rewrites only the model_list entries it owns (marked
-# model_info.lgos_sync); add your own models and settings freely.
-model_list: []
-
-general_settings:
-  master_key: os.environ/LITELLM_MASTER_KEY
-  # A wrong key gets 401 with a readable message instead of LiteLLM's
-  # "400 No connected db." (lgos_gateway_auth.py, written beside this file).
-  custom_auth: lgos_gateway_auth.user_api_key_auth
+_AUTH_LINE = "  custom_auth: lgos_gateway_auth.user_api_key_auth\n"
+_FOLLOW_SETTINGS = """\
   # Background runs followed live: LiteLLM answers
   # GET /v1/responses/{id}?stream=true with a JSON snapshot, so
   # /lgos/v1/responses is passed through to LGOS's own Responses API (the
@@ -70,13 +62,30 @@ general_settings:
       auth: true
       headers:
         Authorization: Bearer os.environ/LGOS_API_KEY
+"""
+"""The follow route's settings (under ``general_settings``)."""
+_SEED_CONFIG = (
+    """\
+# LiteLLM's configuration for the LGOS demo stack.
+# lgos-model-sync rewrites only the model_list entries it owns (marked
+# model_info.lgos_sync); add your own models and settings freely.
+model_list: []
 
+general_settings:
+  master_key: os.environ/LITELLM_MASTER_KEY
+  # A wrong key gets 401 with a readable message instead of LiteLLM's
+  # "400 No connected db." (lgos_gateway_auth.py, written beside this file).
+"""
+    + _AUTH_LINE
+    + _FOLLOW_SETTINGS
+    + """
 litellm_settings:
   # LGOS's own error messages instead of LiteLLM's wrapping of them
   # (lgos_gateway_errors.py, written beside this file).
   callbacks:
     - lgos_gateway_errors.readable_errors
 """
+)
 FOLLOW_BASE_PATH = "/lgos/v1"
 """The gateway's pass-through to LGOS's Responses API, as an OpenAI base path:
 ``{gateway}/lgos/v1/responses/{lgos id}?stream=true`` follows a background run."""
@@ -140,6 +149,29 @@ def seed_config(path: Path) -> None:
         path.write_text(_SEED_CONFIG)
 
 
+def add_follow_route(path: Path) -> bool:
+    """Give a configuration seeded before the follow route existed its
+    settings, right after the seed's ``custom_auth`` line; whether it did.
+
+    Only a file that still has that line once and mentions neither setting
+    is changed (replaced atomically): anything else is the user's to edit
+    (docs/demo-stack.md says how).
+    """
+    if not path.exists():
+        return False
+    text = path.read_text()
+    if (
+        text.count(_AUTH_LINE) != 1
+        or "pass_through_endpoints" in text
+        or "disable_responses_id_security" in text
+    ):
+        return False
+    updated = path.with_name(f".{path.name}.follow-route")
+    updated.write_text(text.replace(_AUTH_LINE, _AUTH_LINE + _FOLLOW_SETTINGS))
+    os.replace(updated, path)
+    return True
+
+
 def install_gateway_modules(config_dir: Path) -> None:
     """Put the current ``lgos_gateway_auth.py`` and ``lgos_gateway_errors.py``
     beside LiteLLM's configuration (LiteLLM loads them from there)."""
@@ -165,6 +197,7 @@ def gateway_services(
     the same environment) sends it with every request."""
     config = litellm_config(state_dir)
     seed_config(config)
+    add_follow_route(config)
     install_gateway_modules(config.parent)
     deployment = f"main={MODEL_PREFIX},{api_base_url}"
     if api_key_env:
