@@ -9,60 +9,17 @@ key never gets that far, and the master key is proved by the model list.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx
 import openai
 import pytest
 import yaml
-from lgos_stack.gateway import AUTH_MODULE, gateway_services, litellm_config
+from gateway_configs import MASTER_KEY, compose_config, native_config
+from lgos_stack.gateway import AUTH_MODULE
 from lgos_testkit.litellm import LiteLLM, litellm
 
 pytestmark = pytest.mark.timeout(600)
-
-REPO = Path(__file__).resolve().parents[3]
-MASTER_KEY = "sk-lgos-gateway-master"
-ROUTE = {
-    "model_name": "lgos/simple",
-    "litellm_params": {
-        "model": "openai/simple",
-        "api_base": "http://127.0.0.1:9/v1",
-        "api_key": "no-key",
-    },
-}
-
-
-def native_config(folder: Path) -> Path:
-    """What ``lgos-demo-stack`` writes, plus the route the model sync would add."""
-    gateway_services(
-        state_dir=folder,
-        api_base_url="http://127.0.0.1:9/v1",
-        litellm_bin=Path("litellm"),
-        host="127.0.0.1",
-        port=1,
-        key=MASTER_KEY,
-        api_key_env=None,
-        after=(),
-    )
-    config = litellm_config(folder)
-    document = yaml.safe_load(config.read_text())
-    config.write_text(yaml.safe_dump(document | {"model_list": [ROUTE]}))
-    return config
-
-
-def compose_config(folder: Path) -> Path:
-    """compose's /etc/litellm: its gateway file, the auth module, the synced list."""
-    compose = yaml.safe_load((REPO / "compose" / "compose.yaml").read_text())
-    for used in compose["services"]["litellm"]["configs"]:
-        source = REPO / "compose" / compose["configs"][used["source"]]["file"]
-        shutil.copy(source, folder / Path(used["target"]).name)
-    (folder / "synced").mkdir()
-    (folder / "synced" / "config.yaml").write_text(
-        yaml.safe_dump({"model_list": [ROUTE]})
-    )
-    return folder / "config.yaml"
 
 
 @pytest.fixture(scope="module", params=["native", "compose"])
@@ -71,7 +28,8 @@ def gateway(
 ) -> Iterator[LiteLLM]:
     folder = tmp_path_factory.mktemp(request.param)
     write = native_config if request.param == "native" else compose_config
-    with litellm(write(folder), MASTER_KEY) as proxy:
+    config, env = write(folder)
+    with litellm(config, MASTER_KEY, extra_env=env) as proxy:
         yield proxy
 
 
@@ -121,13 +79,12 @@ def test_the_master_key_still_opens_the_gateway(gateway):
 
 
 def test_the_stack_copies_the_current_auth_module_beside_the_config(tmp_path):
-    config = native_config(tmp_path)
+    config, _ = native_config(tmp_path)
     (config.parent / AUTH_MODULE.name).write_text("# an older copy\n")
 
-    config = native_config(tmp_path)
+    config, _ = native_config(tmp_path)
 
     assert (config.parent / AUTH_MODULE.name).read_text() == AUTH_MODULE.read_text()
-    assert yaml.safe_load(config.read_text())["general_settings"] == {
-        "master_key": "os.environ/LITELLM_MASTER_KEY",
-        "custom_auth": "lgos_gateway_auth.user_api_key_auth",
-    }
+    settings = yaml.safe_load(config.read_text())["general_settings"]
+    assert settings["master_key"] == "os.environ/LITELLM_MASTER_KEY"
+    assert settings["custom_auth"] == "lgos_gateway_auth.user_api_key_auth"

@@ -19,7 +19,7 @@ from lgos_chainlit.events import (
     Notice,
     TurnFinished,
 )
-from lgos_chainlit.presentation import status_text
+from lgos_chainlit.presentation import ended_line, running_line, status_text
 from lgos_chainlit.run_follower import NO_EVENTS_NOTICE
 from openai import AsyncOpenAI
 from ui_lgos_app import background_answer
@@ -338,3 +338,17 @@ async def test_polling_gives_up_with_a_message_after_its_limit(lgos, store, thre
     assert "send a message to follow it again" in notice.text
     assert not any(isinstance(e, TurnFinished) for e in events)
     assert store.load(thread_id).running is None
+
+
+@pytest.mark.parametrize("status", ["completed", "incomplete", "failed", "cancelled"])
+def test_the_running_line_names_no_id_and_says_how_the_run_ended(status):
+    lines = [running_line(picked_up=False), running_line(picked_up=True)]
+    ended = ended_line(status)
+
+    assert all("resp_" not in line and "background" in line for line in lines)
+    assert "resp_" not in ended
+    assert ended != ended_line("completed") or status == "completed"
+    assert (
+        status.replace("completed", "finished").replace("incomplete", "ended early")
+        in ended
+    )

@@ -1,10 +1,13 @@
 """The catalog, from LGOS directly and from a real LiteLLM proxy, and chats
-routed through LiteLLM the way the stack runs them."""
+routed through LiteLLM the way the stack runs them: the proxy runs on the
+stack's own gateway configuration (its custom auth, its follow route to LGOS
+for background runs), with the model list the model sync would write."""
 
 from __future__ import annotations
 
 import httpx
 import pytest
+import yaml
 from lgos_chainlit.catalog import (
     CatalogError,
     GraphInfo,
@@ -13,20 +16,30 @@ from lgos_chainlit.catalog import (
     graph_info,
 )
 from lgos_chainlit.chats import ChatState
+from lgos_chainlit.config import UIConfig
 from lgos_chainlit.conversation import Conversation
 from lgos_chainlit.events import (
     AnswerDelta,
     AnswerReplaced,
     BackgroundEnded,
     BackgroundStarted,
+    CommentaryDelta,
     CommentaryDone,
     InterruptAsked,
+    Notice,
     TurnFinished,
 )
-from lgos_testkit import lgos_routes, litellm, litellm_config
+from lgos_chainlit.gateway_ids import upstream_response_id
+from lgos_chainlit.run_follower import NO_EVENTS_NOTICE
+from lgos_stack.gateway import (
+    FOLLOW_TARGET_ENV,
+    install_gateway_modules,
+    seed_config,
+)
+from lgos_testkit import lgos_routes, litellm
 from openai import AsyncOpenAI
 from ui_lgos_app import background_answer
-from ui_support import LITELLM_MASTER_KEY, collect
+from ui_support import LITELLM_MASTER_KEY, RecordingTransport, collect
 
 pytestmark = pytest.mark.anyio
 
@@ -34,10 +47,10 @@ GATEWAY_MODELS = ("echo", "refund", "tools", "background")
 
 
 @pytest.fixture(scope="session")
-def gateway(lgos, tmp_path_factory):
-    """LiteLLM routing ``lgos/<id>`` to LGOS, with ``model_info.lgos`` copied
-    from ``GET /v1/models/{id}`` as the model-sync job writes it, plus
-    ``bare/plain`` without the extension."""
+def gateway_proxy(lgos, tmp_path_factory):
+    """LiteLLM on the stack's seed configuration, routing ``lgos/<id>`` to
+    LGOS, with ``model_info.lgos`` copied from ``GET /v1/models/{id}`` as the
+    model-sync job writes it, plus ``bare/plain`` without the extension."""
     entries = lgos_routes(lgos.base_url, GATEWAY_MODELS)
     entries.append(
         {
@@ -49,10 +62,49 @@ def gateway(lgos, tmp_path_factory):
             },
         }
     )
-    config = tmp_path_factory.mktemp("litellm") / "litellm.yaml"
-    config.write_text(litellm_config(entries))
-    with litellm(config, LITELLM_MASTER_KEY) as proxy:
-        yield proxy.openai_url
+    config = tmp_path_factory.mktemp("litellm") / "config.yaml"
+    seed_config(config)
+    install_gateway_modules(config.parent)
+    document = yaml.safe_load(config.read_text())
+    config.write_text(yaml.safe_dump(document | {"model_list": entries}))
+    target = {FOLLOW_TARGET_ENV: f"{lgos.base_url}/responses"}
+    with litellm(config, LITELLM_MASTER_KEY, extra_env=target) as proxy:
+        yield proxy
+
+
+@pytest.fixture(scope="session")
+def gateway(gateway_proxy):
+    return gateway_proxy.openai_url
+
+
+def follow_url(gateway_proxy) -> str:
+    """The follow route, as the UI derives it from its gateway URL."""
+    config = UIConfig(GATEWAY_URL=gateway_proxy.openai_url, CATALOG="litellm")
+    return config.follow_url
+
+
+class FollowClient(AsyncOpenAI):
+    """The UI's follow client, over real HTTP, noting the paths it asked for."""
+
+    paths: list[str]
+
+
+@pytest.fixture
+async def follow_client(gateway_proxy):
+    paths: list[str] = []
+
+    async def note(request: httpx.Request) -> None:
+        paths.append(request.url.path)
+
+    async with httpx.AsyncClient(timeout=30, event_hooks={"request": [note]}) as http:
+        sdk = FollowClient(
+            base_url=follow_url(gateway_proxy),
+            api_key=LITELLM_MASTER_KEY,
+            max_retries=0,
+            http_client=http,
+        )
+        sdk.paths = paths
+        yield sdk
 
 
 @pytest.fixture
@@ -121,8 +173,7 @@ async def test_a_gateway_that_strips_the_extension_means_limited_graphs(
 async def test_a_wrong_key_is_a_catalog_error(gateway):
     async with httpx.AsyncClient(timeout=30) as http:
         catalog = LiteLLMCatalog(http, gateway, "sk-wrong")
-        # Without a database LiteLLM answers 400 ("No connected db") here.
-        with pytest.raises(CatalogError, match=r"answered 4\d\d"):
+        with pytest.raises(CatalogError, match=r"answered 401"):
             await catalog.list_graphs()
 
 
@@ -166,12 +217,13 @@ async def _background_chat(litellm_catalog, gateway_client, store, thread_id):
     return chat
 
 
-async def test_a_background_run_through_litellm_is_polled_to_its_answer(
+async def test_without_the_follow_route_a_background_run_is_polled_to_its_answer(
     gateway_client, litellm_catalog, store, thread_id
 ):
-    # LiteLLM answers ``GET /responses/{id}?stream=true`` with the JSON
-    # snapshot: no events, so the follower reads the snapshot (polling while
-    # the run goes) and shows the whole answer when the run ends.
+    # LiteLLM's own ``GET /v1/responses/{id}?stream=true`` answers with the
+    # JSON snapshot: no events, so a UI without the follow route reads the
+    # snapshot (polling while the run goes) and shows the whole answer when
+    # the run ends.
     chat = await _background_chat(litellm_catalog, gateway_client, store, thread_id)
 
     events = await collect(chat.send("slow, through the gateway"))
@@ -222,3 +274,136 @@ def test_malformed_extensions_degrade_field_by_field():
         model="m", features=frozenset({"interrupts", "future_feature"})
     )
     assert graph_info("m", None).limited
+
+
+async def _followed_chat(
+    litellm_catalog, gateway_client, follow_client, store, thread_id
+):
+    """A background chat as the UI builds it: requests through LiteLLM's
+    ``/v1``, the run followed through the gateway's follow route."""
+    graph = await litellm_catalog.describe("lgos/background")
+    state = store.load(thread_id) or ChatState(thread_id, graph.model, background=True)
+    return Conversation(
+        gateway_client, graph, state, store, follow_client=follow_client
+    )
+
+
+def _shown_text(events) -> list[str]:
+    return [e.text for e in events if isinstance(e, Notice)]
+
+
+async def test_a_background_run_through_the_gateway_streams_progress_and_answer(
+    gateway_client, litellm_catalog, follow_client, store, thread_id
+):
+    chat = await _followed_chat(
+        litellm_catalog, gateway_client, follow_client, store, thread_id
+    )
+
+    events = await collect(chat.send("live through the gateway"))
+
+    started = events[0]
+    assert isinstance(started, BackgroundStarted)
+    # Followed on the route by LGOS's id, not LiteLLM's long one.
+    lgos_id = upstream_response_id(started.response_id)
+    assert lgos_id != started.response_id
+    assert len(lgos_id) < 64
+    assert set(follow_client.paths) == {f"/lgos/v1/responses/{lgos_id}"}
+    commentary = "".join(e.text for e in events if isinstance(e, CommentaryDelta))
+    assert commentary == "Working in the background"
+    answer = "".join(e.text for e in events if isinstance(e, AnswerDelta))
+    assert answer == background_answer("live through the gateway", 1)
+    assert not any(isinstance(e, AnswerReplaced) for e in events)
+    assert _shown_text(events) == []  # no "no live events" notice
+    ended = next(e for e in events if isinstance(e, BackgroundEnded))
+    assert ended.status == "completed"
+    state = store.load(thread_id)
+    assert state.running is None
+    assert state.items[-1]["content"][0]["text"] == answer
+
+    # The next turn goes through LiteLLM again, with the whole ledger.
+    again = await collect(chat.send("again"))
+    answer = "".join(e.text for e in again if isinstance(e, AnswerDelta))
+    assert answer == background_answer("again", 4)
+
+
+async def test_a_follow_through_the_gateway_resumes_after_a_drop_without_gaps(
+    gateway_proxy, gateway_client, litellm_catalog, store, thread_id
+):
+    transport = RecordingTransport(cut_after=6)
+    async with httpx.AsyncClient(transport=transport, timeout=30) as http:
+        follow = AsyncOpenAI(
+            base_url=follow_url(gateway_proxy),
+            api_key=LITELLM_MASTER_KEY,
+            max_retries=0,
+            http_client=http,
+        )
+        chat = await _followed_chat(
+            litellm_catalog, gateway_client, follow, store, thread_id
+        )
+
+        events = await collect(chat.send("drop me at the gateway"))
+
+    first, second = transport.stream_queries[:2]
+    assert first["starting_after"] == "-1"
+    assert int(second["starting_after"]) >= 5
+    answer = "".join(e.text for e in events if isinstance(e, AnswerDelta))
+    assert answer == background_answer("drop me at the gateway", 1)
+    assert not any(isinstance(e, AnswerReplaced) for e in events)
+    (finished,) = [e for e in events if isinstance(e, TurnFinished)]
+    assert finished.status == "completed"
+
+
+async def test_a_background_run_through_the_gateway_is_cancelled(
+    gateway_client, litellm_catalog, follow_client, store, thread_id
+):
+    chat = await _followed_chat(
+        litellm_catalog, gateway_client, follow_client, store, thread_id
+    )
+
+    events = []
+    async for event in chat.send("slow, cancel me at the gateway"):
+        events.append(event)
+        if isinstance(event, BackgroundStarted):
+            assert await collect(chat.cancel()) == []
+
+    ended = next(e for e in events if isinstance(e, BackgroundEnded))
+    assert ended.status == "cancelled"
+    assert store.load(thread_id).items == []
+
+
+async def test_a_gateway_without_the_follow_route_is_polled_instead(
+    gateway_proxy, gateway_client, litellm_catalog, store, thread_id
+):
+    # The same LiteLLM, but the UI pointed at a path it does not serve: what
+    # a gateway configured before the follow route answers (404 "Not Found").
+    async with AsyncOpenAI(
+        base_url=f"{gateway_proxy.url}/no-route/v1",
+        api_key=LITELLM_MASTER_KEY,
+        max_retries=0,
+        timeout=30,
+    ) as missing:
+        chat = await _followed_chat(
+            litellm_catalog, gateway_client, missing, store, thread_id
+        )
+        chat.poll_interval = 0.1
+
+        events = await collect(chat.send("no route here"))
+
+    (replaced,) = [e for e in events if isinstance(e, AnswerReplaced)]
+    assert replaced.text == background_answer("no route here", 1)
+    assert _shown_text(events) == [NO_EVENTS_NOTICE]
+    (finished,) = [e for e in events if isinstance(e, TurnFinished)]
+    assert finished.status == "completed"
+    assert chat.follow_client is None  # the chat polls from now on
+
+
+def test_the_follow_route_is_derived_from_the_gateway_url():
+    through_litellm = UIConfig(GATEWAY_URL="http://gw:4000/v1", CATALOG="litellm")
+    direct = UIConfig(GATEWAY_URL="http://lgos:8000/v1", CATALOG="lgos")
+    chosen = UIConfig(
+        GATEWAY_URL="http://gw:4000/v1", FOLLOW_URL="http://lgos:8000/v1/"
+    )
+
+    assert through_litellm.follow_url == "http://gw:4000/lgos/v1"
+    assert direct.follow_url == "http://lgos:8000/v1"
+    assert chosen.follow_url == "http://lgos:8000/v1"

@@ -12,6 +12,12 @@ set, else one generated once into ``{state_dir}/litellm/master-key``; a wrong
 key is refused with 401 by ``lgos_gateway_auth.py``, the ``custom_auth`` the
 seed names, and ``lgos_gateway_errors.py`` (a callback) passes LGOS's error
 messages on readably; both are copied beside the file at each start.
+
+Background runs are followed through the seed's pass-through route
+``/lgos/v1/responses`` (``FOLLOW_BASE_PATH``): LiteLLM cannot stream a
+retrieved Response, so that path goes to LGOS's own Responses API, with the
+same key check; its target comes from ``LGOS_GATEWAY_FOLLOW_TARGET``. A file
+seeded before the route existed gets it at the next start (``add_follow_route``).
 """
 
 from __future__ import annotations
@@ -38,7 +44,28 @@ LITELLM_OFFLINE_ENV = {
     "LITELLM_MODE": "PRODUCTION",
     "LITELLM_DONT_SHOW_FEEDBACK_BOX": "True",
 }
-_SEED_CONFIG = """\
+_AUTH_LINE = "  custom_auth: lgos_gateway_auth.user_api_key_auth\n"
+_FOLLOW_SETTINGS = """\
+  # Background runs followed live: LiteLLM answers
+  # GET /v1/responses/{id}?stream=true with a JSON snapshot, so
+  # /lgos/v1/responses is passed through to LGOS's own Responses API (the
+  # event stream with starting_after, the snapshot, cancel), streamed as it
+  # comes and behind the same key. Clients use LGOS's Response id there
+  # (decoded from the gateway's; docs/how-to/background.md). That id is
+  # readable only with LiteLLM's response-id encryption off: it separates
+  # users of virtual keys, which this database-less gateway does not have.
+  disable_responses_id_security: true
+  pass_through_endpoints:
+    - path: /lgos/v1/responses
+      target: os.environ/LGOS_GATEWAY_FOLLOW_TARGET
+      include_subpath: true
+      auth: true
+      headers:
+        Authorization: Bearer os.environ/LGOS_API_KEY
+"""
+"""The follow route's settings (under ``general_settings``)."""
+_SEED_CONFIG = (
+    """\
 # LiteLLM's configuration for the LGOS demo stack.
 # lgos-model-sync rewrites only the model_list entries it owns (marked
 # model_info.lgos_sync); add your own models and settings freely.
@@ -48,14 +75,22 @@ general_settings:
   master_key: os.environ/LITELLM_MASTER_KEY
   # A wrong key gets 401 with a readable message instead of LiteLLM's
   # "400 No connected db." (lgos_gateway_auth.py, written beside this file).
-  custom_auth: lgos_gateway_auth.user_api_key_auth
-
+"""
+    + _AUTH_LINE
+    + _FOLLOW_SETTINGS
+    + """
 litellm_settings:
   # LGOS's own error messages instead of LiteLLM's wrapping of them
   # (lgos_gateway_errors.py, written beside this file).
   callbacks:
     - lgos_gateway_errors.readable_errors
 """
+)
+FOLLOW_BASE_PATH = "/lgos/v1"
+"""The gateway's pass-through to LGOS's Responses API, as an OpenAI base path:
+``{gateway}/lgos/v1/responses/{lgos id}?stream=true`` follows a background run."""
+FOLLOW_TARGET_ENV = "LGOS_GATEWAY_FOLLOW_TARGET"
+"""LiteLLM's environment: where the follow route forwards (LGOS's ``/v1/responses``)."""
 AUTH_MODULE = Path(__file__).with_name("lgos_gateway_auth.py")
 """LiteLLM's ``custom_auth``, copied beside its configuration at each start."""
 ERRORS_MODULE = Path(__file__).with_name("lgos_gateway_errors.py")
@@ -114,6 +149,29 @@ def seed_config(path: Path) -> None:
         path.write_text(_SEED_CONFIG)
 
 
+def add_follow_route(path: Path) -> bool:
+    """Give a configuration seeded before the follow route existed its
+    settings, right after the seed's ``custom_auth`` line; whether it did.
+
+    Only a file that still has that line once and mentions neither setting
+    is changed (replaced atomically): anything else is the user's to edit
+    (docs/demo-stack.md says how).
+    """
+    if not path.exists():
+        return False
+    text = path.read_text()
+    if (
+        text.count(_AUTH_LINE) != 1
+        or "pass_through_endpoints" in text
+        or "disable_responses_id_security" in text
+    ):
+        return False
+    updated = path.with_name(f".{path.name}.follow-route")
+    updated.write_text(text.replace(_AUTH_LINE, _AUTH_LINE + _FOLLOW_SETTINGS))
+    os.replace(updated, path)
+    return True
+
+
 def install_gateway_modules(config_dir: Path) -> None:
     """Put the current ``lgos_gateway_auth.py`` and ``lgos_gateway_errors.py``
     beside LiteLLM's configuration (LiteLLM loads them from there)."""
@@ -139,6 +197,7 @@ def gateway_services(
     the same environment) sends it with every request."""
     config = litellm_config(state_dir)
     seed_config(config)
+    add_follow_route(config)
     install_gateway_modules(config.parent)
     deployment = f"main={MODEL_PREFIX},{api_base_url}"
     if api_key_env:
@@ -172,7 +231,11 @@ def gateway_services(
         port=port,
         url=f"http://{host}:{port}/v1",
         health_url=f"{base}/health/liveliness",
-        env={**LITELLM_OFFLINE_ENV, "LITELLM_MASTER_KEY": key},
+        env={
+            **LITELLM_OFFLINE_ENV,
+            "LITELLM_MASTER_KEY": key,
+            FOLLOW_TARGET_ENV: f"{api_base_url}/responses",
+        },
         after=(sync.name,),
     )
     return [sync, litellm]

@@ -164,7 +164,9 @@ async def _open(thread_id: str) -> Conversation | None:
         return None
     if state is None or state.model != graph.model:
         state = new_chat(thread_id, graph)
-    chat = Conversation(app.gateway, graph, state, app.store, app.files)
+    chat = Conversation(
+        app.gateway, graph, state, app.store, app.files, follow_client=app.follow
+    )
     cl.user_session.set("conversation", chat)
     await _send_settings(chat)
     if graph.limited:

@@ -14,6 +14,8 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 CatalogSource = Literal["litellm", "lgos"]
+GATEWAY_FOLLOW_PATH = "/lgos/v1"
+"""The stack's LiteLLM pass-through to LGOS's Responses API (its seed config)."""
 
 
 def _base_url(value: str) -> str:
@@ -33,6 +35,11 @@ class UIConfig(BaseSettings):
     GATEWAY_URL: str = "http://127.0.0.1:4000/v1"
     """OpenAI base URL for Responses: LiteLLM, or LGOS itself (``CATALOG=lgos``)."""
     GATEWAY_KEY: SecretStr = SecretStr("no-key")
+    FOLLOW_URL: str | None = None
+    """OpenAI base URL that follows background runs (streams a retrieved
+    Response, cancels it) with LGOS's own Response ids: the gateway's
+    pass-through to LGOS. Unset: ``<gateway>/lgos/v1`` with ``CATALOG=litellm``
+    (the stack's LiteLLM route), ``GATEWAY_URL`` itself with ``CATALOG=lgos``."""
     CATALOG: CatalogSource = "litellm"
     """``litellm``: read ``/model/info``; ``lgos``: direct LGOS ``/v1/models``."""
     FILES_URL: str | None = None
@@ -67,6 +74,20 @@ class UIConfig(BaseSettings):
     @classmethod
     def _gateway(cls, value: str) -> str:
         return _base_url(value)
+
+    @field_validator("FOLLOW_URL")
+    @classmethod
+    def _follow(cls, value: str | None) -> str | None:
+        return _base_url(value) if value else None
+
+    @property
+    def follow_url(self) -> str:
+        """Where background runs are followed (see ``FOLLOW_URL``)."""
+        if self.FOLLOW_URL:
+            return self.FOLLOW_URL
+        if self.CATALOG == "lgos":
+            return self.GATEWAY_URL
+        return self.GATEWAY_URL.removesuffix("/v1") + GATEWAY_FOLLOW_PATH
 
     @field_validator("FILES_URL")
     @classmethod

@@ -16,10 +16,14 @@ in it:
 * With the chat's "run in background" switch on (graphs with ``background``),
   each request is submitted with ``background=true`` (and an
   ``Idempotency-Key``); the queued Response id is saved at once, then the run
-  is followed through ``GET /responses/{id}?stream=true&starting_after=N``.
-  ``follow.RunFollower`` reads that stream (reattaching, or polling); this
-  module decides what a finished run means for the chat. ``cancel`` cancels
-  the run; the follower then reports it.
+  is followed through ``GET /responses/{id}?stream=true&starting_after=N``
+  on the follow client: through LiteLLM that is its pass-through route to
+  LGOS, addressed with LGOS's id (``gateway_ids``), because LiteLLM cannot
+  stream a retrieved Response; a gateway without that route (a 404 of its
+  own) is polled through LiteLLM instead. The chat state keeps the id the
+  gateway returned. ``run_follower.RunFollower`` reads that stream
+  (reattaching, or polling); this module decides what a finished run means
+  for the chat. ``cancel`` cancels the run; the follower then reports it.
 
 The module stays one state machine (send -> stream -> settle -> client calls
 or interrupt -> commit) because every path ends in the same commit rules;
@@ -33,7 +37,7 @@ failed, cancelled or refused request leaves the ledger as it was.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +61,7 @@ from lgos_chainlit.events import (
 )
 from lgos_chainlit.files import DISPLAY_FILE, DISPLAY_FILE_TOOL, FilesClient, FilesError
 from lgos_chainlit.files import display_file as fetch_display_file
+from lgos_chainlit.gateway_ids import upstream_response_id
 from lgos_chainlit.interrupts import (
     AnswerError,
     PendingInterrupt,
@@ -72,7 +77,7 @@ from lgos_chainlit.ledger import (
     item_json,
     user_message,
 )
-from lgos_chainlit.run_follower import RunEnded, RunFollower, RunLost
+from lgos_chainlit.run_follower import RouteMissing, RunEnded, RunFollower, RunLost
 from lgos_chainlit.run_follower import reason as _reason
 from lgos_chainlit.runtime_settings import (
     SettingField,
@@ -123,8 +128,13 @@ class Conversation:
         state: ChatState,
         store: ChatStore,
         files: FilesClient | None = None,
+        *,
+        follow_client: AsyncOpenAI | None = None,
     ) -> None:
         self.client = client
+        self.follow_client = follow_client
+        """Follows and cancels background runs by LGOS's id (see the module);
+        ``None``: the request client does, by the id it returned."""
         self.graph = graph
         self.state = state
         self.store = store
@@ -277,8 +287,9 @@ class Conversation:
         if run is None:
             yield Notice("info", "No background run is in progress.")
             return
+        client, run_id = self._follower()
         try:
-            await self.client.responses.cancel(run.response_id)
+            await client.responses.cancel(run_id(run.response_id))
         except (APIStatusError, APIConnectionError) as exc:
             yield Notice("error", f"The run could not be cancelled: {_reason(exc)}")
             return
@@ -455,14 +466,7 @@ class Conversation:
         self.following = True
         try:
             yield BackgroundStarted(run.response_id, picked_up=not submitted)
-            follower = RunFollower(
-                self.client,
-                self.save,
-                poll_interval=self.poll_interval,
-                poll_limit=self.poll_limit,
-                reattach_delays=self.reattach_delays,
-            )
-            async with aclosing(follower.follow(run)) as events:
+            async with aclosing(self._followed(run)) as events:
                 async for event in events:
                     if isinstance(event, RunLost):
                         yield self._lost(run, exchange)
@@ -481,6 +485,37 @@ class Conversation:
         finally:
             self.following = False
 
+    def _follower(self) -> tuple[AsyncOpenAI, Callable[[str], str]]:
+        """The client that follows runs, and how it names a saved run."""
+        if self.follow_client is None:
+            return self.client, str
+        return self.follow_client, upstream_response_id
+
+    async def _followed(
+        self, run: BackgroundRun
+    ) -> AsyncGenerator[UIEvent | RunLost | RunEnded, None]:
+        """The run's events from the follow client; from the request client
+        (polled, through LiteLLM) when the gateway has no follow route."""
+        while True:
+            client, run_id = self._follower()
+            follower = RunFollower(
+                client,
+                self.save,
+                poll_interval=self.poll_interval,
+                poll_limit=self.poll_limit,
+                reattach_delays=self.reattach_delays,
+                run_id=run_id,
+            )
+            async with aclosing(follower.follow(run)) as events:
+                async for event in events:
+                    if not isinstance(event, RouteMissing):
+                        yield event
+                    elif self.follow_client is not None:
+                        self.follow_client = None  # for this chat from now on
+                        break
+                else:
+                    return
+
     def _lost(self, run: BackgroundRun, exchange: _Exchange) -> Notice:
         self.state.running = None
         if exchange.resuming is not None:
@@ -488,8 +523,8 @@ class Conversation:
         self.save()
         return Notice(
             "error",
-            f"The background run {run.response_id} is unknown to the server; "
-            "the conversation is unchanged.",
+            "The background run is unknown to the server; the conversation "
+            "is unchanged.",
         )
 
     def _settle(self, exchange: _Exchange, response: Any) -> _FollowUp:

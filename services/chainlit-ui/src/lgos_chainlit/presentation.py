@@ -62,5 +62,26 @@ def status_text(finished: TurnFinished) -> str:
     return ""
 
 
+BACKGROUND_ENDINGS = {
+    "completed": "Background run finished.",
+    "incomplete": "Background run ended early.",
+    "failed": "Background run failed.",
+    "cancelled": "Background run cancelled.",
+}
+
+
+def running_line(*, picked_up: bool) -> str:
+    """The line shown (with a Cancel button) while a background run goes;
+    it names no id: a person has no use for one."""
+    if picked_up:
+        return "*Following the background run again…*"
+    return "*Running in the background…*"
+
+
+def ended_line(status: str) -> str:
+    """What the running line becomes when the run ends."""
+    return f"*{BACKGROUND_ENDINGS.get(status, 'Background run ended.')}*"
+
+
 def refusal_prefix() -> str:
     return "**Refused:** "

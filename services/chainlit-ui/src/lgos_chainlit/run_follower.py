@@ -5,7 +5,9 @@ after the run's last sequence number, moving that number along (and saving it
 at most once per ``SAVE_INTERVAL``) so a dropped stream or a reloaded chat
 picks up where it left off. When the server refuses to stream a retrieved
 Response, or answers the stream request with no events at all (LiteLLM 1.108.7
-returns the JSON snapshot for ``?stream=true``), it polls the snapshot instead
+returns the JSON snapshot for ``?stream=true`` on its own ``/v1`` routes; the
+stack's gateway follows through its pass-through route instead), it polls the
+snapshot instead
 until the run ends, for at most ``poll_limit`` seconds. A stream that ends
 without a terminal event (a cancelled run has none) is settled by the run's
 snapshot.
@@ -47,6 +49,24 @@ class RunLost:
 
 
 @dataclass(frozen=True)
+class RouteMissing:
+    """The follow address does not exist (a gateway without the follow route
+    answers 404 without an OpenAI error): nothing was read from it."""
+
+
+def route_missing(exc: APIStatusError) -> bool:
+    """A 404 from the gateway itself (its framework's ``{"detail": ...}``),
+    not LGOS's 404 for an unknown run (an OpenAI error envelope)."""
+    body = exc.body
+    return (
+        exc.status_code == 404
+        and isinstance(body, dict)
+        and "detail" in body
+        and "message" not in body
+    )
+
+
+@dataclass(frozen=True)
 class RunEnded:
     """The run's terminal Response; ``replace_answer`` when only part of its
     text was shown (a resumed stream, or a poll)."""
@@ -73,8 +93,11 @@ class RunFollower:
         poll_interval: float,
         poll_limit: float,
         reattach_delays: Sequence[float],
+        run_id: Callable[[str], str] = str,
     ) -> None:
         self.client = client
+        self.run_id = run_id
+        """The id ``client`` knows a run by, from the saved one."""
         self.save = save
         self.poll_interval = poll_interval
         self.poll_limit = poll_limit
@@ -84,9 +107,10 @@ class RunFollower:
 
     async def follow(
         self, run: BackgroundRun
-    ) -> AsyncGenerator[UIEvent | RunLost | RunEnded, None]:
+    ) -> AsyncGenerator[UIEvent | RunLost | RouteMissing | RunEnded, None]:
         """UI events of the run, ending with ``RunEnded`` or ``RunLost``, or a
-        ``Notice`` when the connection is lost for good."""
+        ``Notice`` when the connection is lost for good (``RouteMissing``
+        when the follow address does not exist: nothing was read)."""
         partial = run.sequence >= 0
         stream_state = StreamState()
         response: Any = None
@@ -101,9 +125,9 @@ class RunFollower:
                     if response is None:
                         yield Notice(
                             "error",
-                            f"The background run {run.response_id} is still "
-                            f"going after {self.poll_limit:g} s of waiting; "
-                            "send a message to follow it again.",
+                            "The background run is still going after "
+                            f"{self.poll_limit:g} s of waiting; send a "
+                            "message to follow it again.",
                         )
                         return
                 else:
@@ -137,6 +161,9 @@ class RunFollower:
                         yield Notice("info", NO_EVENTS_NOTICE)
                         continue
             except APIStatusError as exc:
+                if route_missing(exc) and self._received == 0:
+                    yield RouteMissing()
+                    return
                 if exc.status_code == 404:
                     yield RunLost()
                     return
@@ -159,9 +186,8 @@ class RunFollower:
             if failures > len(self.reattach_delays):
                 yield Notice(
                     "error",
-                    f"Lost the connection to the background run "
-                    f"{run.response_id}; it keeps running. Send a message "
-                    "to follow it again.",
+                    "Lost the connection to the background run; it keeps "
+                    "running. Send a message to follow it again.",
                 )
                 return
             if failures:
@@ -173,7 +199,7 @@ class RunFollower:
     ) -> AsyncGenerator[UIEvent | StreamFinished, None]:
         """One connection to the run's event stream, after ``run.sequence``."""
         stream = await self.client.responses.retrieve(
-            run.response_id, stream=True, starting_after=run.sequence
+            self.run_id(run.response_id), stream=True, starting_after=run.sequence
         )
         async with (
             owned(stream),
@@ -210,14 +236,16 @@ class RunFollower:
     async def _terminal_snapshot(self, run: BackgroundRun) -> Any:
         """The run's snapshot if it is terminal (a cancelled run's stream just
         ends without a terminal event), else ``None``."""
-        snapshot = await self.client.responses.retrieve(run.response_id)
+        snapshot = await self.client.responses.retrieve(self.run_id(run.response_id))
         return snapshot if snapshot.status in TERMINAL_STATUSES else None
 
     async def _poll(self, run: BackgroundRun, deadline: float) -> Any:
         """The run's snapshot once it is terminal, or ``None`` when it is
         still going at ``deadline`` (a ``time.monotonic`` value)."""
         while True:
-            snapshot = await self.client.responses.retrieve(run.response_id)
+            snapshot = await self.client.responses.retrieve(
+                self.run_id(run.response_id)
+            )
             if snapshot.status in TERMINAL_STATUSES:
                 return snapshot
             if time.monotonic() + self.poll_interval > deadline:

@@ -18,6 +18,8 @@ class Services:
     config: UIConfig
     gateway: AsyncOpenAI
     """The OpenAI client for Responses (LiteLLM, or LGOS directly)."""
+    follow: AsyncOpenAI
+    """The client that follows and cancels background runs (``follow_url``)."""
     catalog: Catalog
     files: FilesClient | None
     """``None`` when no Files API is configured (no attachments, no display_file)."""
@@ -29,6 +31,11 @@ def build_services(config: UIConfig) -> Services:
     gateway = AsyncOpenAI(
         base_url=config.GATEWAY_URL, api_key=key, timeout=config.TIMEOUT
     )
+    follow = gateway
+    if config.follow_url != config.GATEWAY_URL:
+        follow = AsyncOpenAI(
+            base_url=config.follow_url, api_key=key, timeout=config.TIMEOUT
+        )
     catalog: Catalog
     if config.CATALOG == "lgos":
         catalog = LgosCatalog(gateway)
@@ -43,4 +50,6 @@ def build_services(config: UIConfig) -> Services:
             timeout=config.TIMEOUT,
         )
         files = FilesClient(files_sdk, max_download_bytes=config.MAX_DISPLAY_BYTES)
-    return Services(config, gateway, catalog, files, ChatStore(config.chats_dir))
+    return Services(
+        config, gateway, follow, catalog, files, ChatStore(config.chats_dir)
+    )

@@ -12,9 +12,9 @@ imports Chainlit).
 * an interrupt -> its question with one button per choice (typing answers
   when free text is allowed); a clicked choice is written into the chat as
   the user's message;
-* a background run -> a "running in the background" line with a Cancel
-  button, removed when the run ends; a picked-up run's answer is replaced by
-  the whole final text;
+* a background run -> a "running in the background" line (no id) with a
+  Cancel button; when the run ends the button goes and the line says how it
+  ended; a picked-up run's answer is replaced by the whole final text;
 * notices -> error messages or plain ones.
 """
 
@@ -50,8 +50,10 @@ from lgos_chainlit.events import (
 )
 from lgos_chainlit.follower_tasks import Followers
 from lgos_chainlit.presentation import (
+    ended_line,
     escape_markdown,
     refusal_prefix,
+    running_line,
     sources_markdown,
     status_text,
     usage_text,
@@ -152,8 +154,11 @@ class TurnView:
             self._running = await show_running(event)
         elif isinstance(event, BackgroundEnded):
             if self._running is not None:
-                await self._running.remove_actions()
-                self._running = None
+                running, self._running = self._running, None
+                await running.remove_actions()
+                running.actions = []
+                running.content = ended_line(event.status)
+                await running.update()
         elif isinstance(event, FileShown):
             await show_file(event)
         elif isinstance(event, InterruptAsked):
@@ -245,9 +250,8 @@ async def _close(events: AsyncIterator[UIEvent]) -> None:
 
 
 async def show_running(event: BackgroundStarted) -> cl.Message:
-    verb = "Following" if event.picked_up else "Running"
     message = cl.Message(
-        content=f"*{verb} in the background (`{event.response_id}`).*",
+        content=running_line(picked_up=event.picked_up),
         actions=[
             cl.Action(
                 name=CANCEL_ACTION,

@@ -12,7 +12,9 @@ license: MIT
 # has (httpx, pydantic): never an LGOS package. It is long for a module; its
 # sections each do one job and are listed here:
 #
-#   wire       the Responses SSE stream and the Files API over httpx
+#   wire       the Responses SSE stream (a request's, or a background run's
+#              followed through the gateway's follow route) and the Files
+#              API over httpx
 #   catalog    LiteLLM's /model/info: which graphs exist, what each supports
 #   history    Open WebUI's chat messages -> Responses input items, and the
 #              paused-interrupt record kept in the assistant message
@@ -24,6 +26,7 @@ license: MIT
 # Everything in "mapping" is plain functions over parsed JSON, so tests feed
 # real LGOS streams through them without Open WebUI.
 
+import asyncio
 import base64
 import binascii
 import json
@@ -61,6 +64,20 @@ CONVERSATION_KEY = "conversation_id"
 METADATA_VALUE_LIMIT = 512
 MAX_CLIENT_ROUNDS = 4
 TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
+BACKGROUND = "background"
+FOLLOW_PATH = "/lgos/v1"
+"""The stack's LiteLLM pass-through to LGOS's Responses API: LiteLLM's own
+``/v1`` cannot stream a retrieved Response, so background runs are followed
+there, by LGOS's id."""
+TERMINAL_STATUSES = frozenset({"completed", "incomplete", "failed", "cancelled"})
+REATTACH_LIMIT = 5
+"""Reconnections in a row without a new event before a follow gives up."""
+BACKGROUND_ENDINGS = {
+    "completed": "Background run finished",
+    "incomplete": "Background run ended early",
+    "failed": "Background run failed",
+    "cancelled": "Background run cancelled",
+}
 PENDING_LABEL = "lgos-interrupt"
 RESUMED_LABEL = "lgos-resumed"
 WAITING = "Waiting for your answer: reply to this message to continue."
@@ -99,6 +116,26 @@ class LgosError(Exception):
 def api_root(url: str) -> str:
     """``http://host:4000`` from ``http://host:4000``, ``.../v1`` or ``.../v1/``."""
     return url.strip().rstrip("/").removesuffix("/v1")
+
+
+_LITELLM_ID_MARK = "litellm:custom_llm_provider:"
+
+
+def upstream_response_id(response_id: str) -> str:
+    """LGOS's id inside a LiteLLM Response id: ``resp_`` + base64 of
+    ``litellm:custom_llm_provider:..;model_id:..;response_id:<LGOS id>``;
+    any other id as it is. (This file is installed on its own, so it keeps
+    its own copy of lgos_chainlit.gateway_ids; a test holds them equal.)"""
+    if not response_id.startswith("resp_"):
+        return response_id
+    try:
+        text = base64.b64decode(response_id[5:], validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return response_id
+    if not text.startswith(_LITELLM_ID_MARK):
+        return response_id
+    _, found, upstream = text.partition(";response_id:")
+    return upstream if found and upstream else response_id
 
 
 _INNER_ERROR = re.compile(r'\{"error":\s*\{.*\}\s*\}')
@@ -150,6 +187,10 @@ async def sse_events(lines: AsyncIterator[str]) -> AsyncGenerator[Json, None]:
         yield json.loads("\n".join(data))
 
 
+def _auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
 async def stream_response(
     http: httpx.AsyncClient, gateway_url: str, key: str, body: Json
 ) -> AsyncGenerator[Json, None]:
@@ -172,6 +213,45 @@ async def stream_response(
                 await response.aclose()
             finally:
                 await _run_out(lines)
+
+
+async def follow_response(
+    http: httpx.AsyncClient, follow_url: str, key: str, run_id: str, after: int
+) -> AsyncGenerator[Json, None]:
+    """A background run's events after sequence number ``after``:
+    ``GET {follow}/responses/{id}?stream=true&starting_after=N`` (the
+    gateway's follow route: LGOS's own stream, by LGOS's id)."""
+    url = f"{follow_url}/responses/{run_id}"
+    params = {"stream": "true", "starting_after": str(after)}
+    async with http.stream("GET", url, params=params, headers=_auth(key)) as response:
+        if response.status_code != 200:
+            code, message = _error_message(response.status_code, await response.aread())
+            raise GatewayError(response.status_code, code, message)
+        lines = response.aiter_lines()
+        try:
+            async with aclosing(sse_events(lines)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            try:
+                await response.aclose()
+            finally:
+                await _run_out(lines)
+
+
+async def gateway_json(
+    http: httpx.AsyncClient, method: str, url: str, key: str, body: Json | None = None
+) -> Json:
+    """A JSON request to the gateway; an error status is a ``GatewayError``."""
+    try:
+        response = await http.request(method, url, json=body, headers=_auth(key))
+    except httpx.HTTPError as exc:
+        raise LgosError(f"{method} {url} failed: {exc}") from exc
+    if response.status_code != 200:
+        code, message = _error_message(response.status_code, response.content)
+        raise GatewayError(response.status_code, code, message)
+    answer = response.json()
+    return answer if isinstance(answer, dict) else {}
 
 
 async def _run_out(body: AsyncIterator[Any]) -> None:
@@ -930,6 +1010,11 @@ class Pipe:
             description="Where this Function reads attachments back from Open WebUI; "
             "empty: the URL the chat request came in on.",
         )
+        follow_url: str = Field(
+            default="",
+            description="Where background runs are followed: the gateway's "
+            "pass-through to LGOS (…/lgos/v1); empty: the gateway's own.",
+        )
         timeout: float = Field(
             default=300.0, description="Seconds per gateway request."
         )
@@ -945,6 +1030,12 @@ class Pipe:
             default="",
             description="Server tools to select per graph, as JSON "
             '{"lgos/server-tools": ["web_search"]}; a graph not named: all.',
+        )
+        background: bool = Field(
+            default=False,
+            description="Run graphs that support it in the background: the "
+            "run goes on if the connection drops, is followed live, and the "
+            "stop button cancels it.",
         )
 
     def __init__(self) -> None:
@@ -1067,6 +1158,7 @@ class _Turn:
         settings = settings_for(graph, self.user_valve("settings"))
         tools = server_tools_for(graph, self.user_valve("server_tools"))
         files = self.files_api(http)
+        background = self.in_background(graph)
         previous: str | None = None
         if conversation.pending is not None:
             # The user typed the answer to a question the dialog did not get.
@@ -1096,7 +1188,8 @@ class _Turn:
             )
             response: Json = {}
             state = StreamState()
-            async with aclosing(self.stream(http, body, state)) as actions:
+            streamed = self.stream(http, body, state, background=background)
+            async with aclosing(streamed) as actions:
                 async for action in actions:
                     if isinstance(action, Say):
                         yield action.text
@@ -1134,9 +1227,28 @@ class _Turn:
             items, previous = list(ledger), None
         yield "\n\n> **LGOS:** stopped after too many client tool rounds.\n"
 
+    def follow_url(self) -> str:
+        configured = self.valves.follow_url.strip().rstrip("/")
+        return configured or api_root(self.valves.gateway_url) + FOLLOW_PATH
+
+    def in_background(self, graph: Graph) -> bool:
+        return BACKGROUND in graph.features and bool(
+            getattr(self.user_valves, "background", False)
+        )
+
     async def stream(
-        self, http: httpx.AsyncClient, body: Json, state: StreamState
+        self,
+        http: httpx.AsyncClient,
+        body: Json,
+        state: StreamState,
+        *,
+        background: bool = False,
     ) -> AsyncGenerator[Action, None]:
+        if background:
+            async with aclosing(self.follow(http, body, state)) as followed:
+                async for action in followed:
+                    yield action
+            return
         finished = False
         events = stream_response(
             http, self.valves.gateway_url, self.valves.gateway_key, body
@@ -1150,6 +1262,99 @@ class _Turn:
                     yield action
         if not finished:
             raise LgosError("the answer stream ended without a final response")
+
+    async def follow(
+        self, http: httpx.AsyncClient, body: Json, state: StreamState
+    ) -> AsyncGenerator[Action, None]:
+        """Submit ``body`` with ``background=true`` through the gateway, then
+        follow the run live on the follow route by LGOS's id, reattaching
+        after the last sequence number seen when the connection drops.
+        Stopping the chat (the stop button) cancels the run."""
+        key = self.valves.gateway_key
+        queued = await gateway_json(
+            http,
+            "POST",
+            api_root(self.valves.gateway_url) + "/v1/responses",
+            key,
+            {**body, "background": True},
+        )
+        run_id = upstream_response_id(str(queued.get("id") or ""))
+        follow_url = self.follow_url()
+        self.last_status = "Running in the background"
+        await self.emit(status_event(self.last_status))
+        after, idle, response = -1, 0, None
+        try:
+            while response is None:
+                seen = after
+                try:
+                    async with aclosing(
+                        follow_response(http, follow_url, key, run_id, after)
+                    ) as events:
+                        async for event in events:
+                            number = event.get("sequence_number")
+                            if isinstance(number, int):
+                                if number <= after:
+                                    continue  # already shown
+                                after = number
+                            for action in map_event(event, state):
+                                if isinstance(action, Finished):
+                                    response = action.response
+                                elif isinstance(action, Emit) and (
+                                    action.event["type"] == "status"
+                                ):
+                                    self.last_status = str(
+                                        action.event["data"]["description"]
+                                    )
+                                yield action
+                except httpx.TransportError:
+                    pass  # dropped: reattach after the last event seen
+                except GatewayError as exc:
+                    if exc.status == 404 and exc.code is None and after < 0:
+                        # The gateway's own 404: it has no follow route.
+                        raise LgosError(
+                            f"The gateway has no follow route for background "
+                            f"runs at {follow_url}: set the follow_url valve, "
+                            "or turn your background valve off."
+                        ) from exc
+                    raise
+                if response is None:
+                    # A cancelled run's stream ends without a terminal event.
+                    snapshot = await gateway_json(
+                        http, "GET", f"{follow_url}/responses/{run_id}", key
+                    )
+                    if snapshot.get("status") in TERMINAL_STATUSES:
+                        response = snapshot
+                        yield Finished(snapshot)
+                idle = 0 if after > seen else idle + 1
+                if response is None and idle > REATTACH_LIMIT:
+                    raise LgosError(
+                        "Lost the connection to the background run; it keeps "
+                        "running on the server."
+                    )
+        except (asyncio.CancelledError, GeneratorExit):
+            if response is None:
+                await self._cancel_quietly(http, follow_url, run_id)
+            raise
+        status = str(response.get("status"))
+        self.last_status = BACKGROUND_ENDINGS.get(status, "Background run ended")
+        await self.emit(status_event(self.last_status))
+
+    async def _cancel_quietly(
+        self, http: httpx.AsyncClient, follow_url: str, run_id: str
+    ) -> None:
+        """The chat was stopped: cancel its background run (best effort)."""
+        try:
+            await asyncio.wait_for(
+                gateway_json(
+                    http,
+                    "POST",
+                    f"{follow_url}/responses/{run_id}/cancel",
+                    self.valves.gateway_key,
+                ),
+                timeout=10,
+            )
+        except (TimeoutError, LgosError):
+            log.warning("could not cancel the stopped background run")
 
     async def ask(self, calls: Sequence[Json]) -> dict[str, str] | None:
         questions = [read_question(call) for call in calls]
