@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import uvicorn
 from fastapi import FastAPI
+from pydantic import ValidationError
 
 from langgraph_openai_serve.background.build import postgres_store
 from langgraph_openai_serve.background.retention import delete_expired
@@ -167,10 +168,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         value = getattr(args, flag)
         if value is not None:
             os.environ[variable] = str(value)
-    settings = Settings()
     try:
+        settings = Settings()
         load_registry(settings.REGISTRY)  # fail here, before binding the port
-    except RegistryLoadError as exc:
+    except (RegistryLoadError, ValidationError) as exc:
         sys.stderr.write(f"lgos serve: {exc}\n")
         raise SystemExit(2) from None
     configure_logging(settings.LOG_FORMAT, settings.LOG_LEVEL)

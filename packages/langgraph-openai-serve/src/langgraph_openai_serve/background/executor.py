@@ -141,14 +141,20 @@ async def _store(
     async def enqueue(transaction: Any) -> None:
         await backend.submit(job, transaction)
 
+    # A backend outside the store's transaction (this process's tasks) gets
+    # the job once it is stored: a task started inside a PostgreSQL
+    # transaction would look for its Response before the commit.
+    transactional = getattr(backend, "transactional", True)
     snapshot, created = await runtime.store.create(
         job,
         shell.body("queued", []),
         idempotency_key=idempotency_key,
         body_digest=body_digest(body) if idempotency_key else None,
-        enqueue=enqueue,
+        enqueue=enqueue if transactional else None,
         input_items=kept.input_items,
     )
+    if created and not transactional:
+        await backend.submit(job)
     if not created and snapshot.get("status") not in TERMINAL_STATUSES:
         original = await runtime.store.job(snapshot["id"])
         if original is not None:

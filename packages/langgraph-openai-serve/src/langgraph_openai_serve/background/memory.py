@@ -229,6 +229,10 @@ class InMemoryResponseStore:
 class InProcessBackend:
     """Runs jobs as asyncio tasks of this process, at most ``concurrency`` at once."""
 
+    transactional = False
+    """Jobs are submitted after their Response is stored, not inside the
+    store's transaction (a task could start before it commits)."""
+
     def __init__(self, concurrency: int = 8) -> None:
         self._limit = asyncio.Semaphore(concurrency)
         self._tasks: dict[str, asyncio.Task[None]] = {}
