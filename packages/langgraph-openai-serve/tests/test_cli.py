@@ -158,3 +158,16 @@ def test_shutdown_lets_an_in_flight_stream_finish(tmp_path):
     assert lines[-1] == "data: [DONE]"
     # uvicorn re-raises the signal once its graceful shutdown is done.
     assert process.returncode in (0, -signal.SIGTERM)
+
+
+def test_an_unknown_response_store_fails_before_binding_the_port(monkeypatch, capsys):
+    monkeypatch.setenv("LGOS_REGISTRY", "stored_app:registry")
+    monkeypatch.setenv("LGOS_RESPONSE_STORE", "redis")
+
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["serve", "--port", "9"])
+
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert "RESPONSE_STORE" in error
+    assert "'memory' or 'postgres'" in error

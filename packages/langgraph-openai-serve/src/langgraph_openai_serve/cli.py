@@ -18,7 +18,10 @@ from collections.abc import Sequence
 
 import uvicorn
 from fastapi import FastAPI
+from pydantic import ValidationError
 
+from langgraph_openai_serve.background.build import postgres_store
+from langgraph_openai_serve.background.retention import delete_expired
 from langgraph_openai_serve.background.worker import run_worker
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.logs import configure_logging
@@ -87,8 +90,8 @@ def _bound_server() -> LanggraphOpenaiServe:
 
 
 async def setup_database() -> None:
-    """Create LGOS's background tables, procrastinate's schema and the
-    checkpoint tables of durable background runs."""
+    """Create (or migrate) LGOS's response tables, procrastinate's schema
+    and the checkpoint tables of durable background runs."""
     settings = Settings()
     runtime = postgres_background(settings)
     await runtime.store.setup()  # type: ignore[attr-defined]
@@ -96,6 +99,22 @@ async def setup_database() -> None:
     await runtime.checkpointer().setup()  # type: ignore[union-attr]
     await runtime.backend.stop()
     await runtime.store.close()  # type: ignore[attr-defined]
+
+
+async def cleanup_responses() -> int:
+    """Delete the kept Responses older than ``LGOS_RESPONSE_RETENTION`` from
+    the PostgreSQL store; return how many."""
+    settings = Settings()
+    if settings.RESPONSE_STORE != "postgres":
+        raise SystemExit(
+            "lgos responses-cleanup: LGOS_RESPONSE_STORE is not 'postgres' (a "
+            "memory store lives in its server, which cleans it every hour)."
+        )
+    store = postgres_store(settings, "LGOS_RESPONSE_STORE=postgres")
+    try:
+        return await delete_expired(store, settings.RESPONSE_RETENTION)
+    finally:
+        await store.close()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -118,7 +137,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     worker.add_argument("--registry", help="module:attribute of a GraphRegistry")
     commands.add_parser(
-        "db-setup", help="create the background tables (once, before API and workers)"
+        "db-setup",
+        help="create or migrate the response tables (before API and workers)",
+    )
+    commands.add_parser(
+        "responses-cleanup",
+        help="delete kept Responses older than LGOS_RESPONSE_RETENTION",
     )
     return parser
 
@@ -127,6 +151,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = _parser().parse_args(argv)
     if args.command == "db-setup":
         asyncio.run(setup_database())
+        return
+    if args.command == "responses-cleanup":
+        deleted = asyncio.run(cleanup_responses())
+        sys.stdout.write(f"deleted {deleted} expired responses\n")
         return
     if args.command == "worker":
         if args.registry:
@@ -140,10 +168,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         value = getattr(args, flag)
         if value is not None:
             os.environ[variable] = str(value)
-    settings = Settings()
     try:
+        settings = Settings()
         load_registry(settings.REGISTRY)  # fail here, before binding the port
-    except RegistryLoadError as exc:
+    except (RegistryLoadError, ValidationError) as exc:
         sys.stderr.write(f"lgos serve: {exc}\n")
         raise SystemExit(2) from None
     configure_logging(settings.LOG_FORMAT, settings.LOG_LEVEL)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import re
 import time
@@ -14,12 +16,16 @@ from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Mount
 
+from langgraph_openai_serve.background.build import (
+    postgres_background,
+    response_store,
+)
 from langgraph_openai_serve.background.memory import (
     InMemoryResponseStore,
     InProcessBackend,
 )
 from langgraph_openai_serve.background.protocol import BackgroundBackend, ResponseStore
-from langgraph_openai_serve.graph.errors import GraphConfigurationError
+from langgraph_openai_serve.background.retention import sweep_forever
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.integrations.langfuse import (
@@ -37,6 +43,7 @@ from langgraph_openai_serve.openai.errors import (
 from langgraph_openai_serve.openai.models import routes as model_routes
 from langgraph_openai_serve.openai.request_body import BodyLimits, document_bodies
 from langgraph_openai_serve.openai.responses import routes as response_routes
+from langgraph_openai_serve.openai.responses import stored as stored_routes
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.state import (
     BackgroundRuntime,
@@ -46,6 +53,8 @@ from langgraph_openai_serve.openai.state import (
 )
 from langgraph_openai_serve.openai.tenancy import scope_resolver
 from langgraph_openai_serve.settings import Settings, normalize_prefix
+
+__all__ = ["LanggraphOpenaiServe", "postgres_background"]
 
 logger = logging.getLogger("langgraph_openai_serve")
 
@@ -111,6 +120,7 @@ class LanggraphOpenaiServe:
         if settings.ENABLE_LANGFUSE:
             require_langfuse()
         openai_app = FastAPI(title=_TITLE, version=_version(), **settings.docs_kwargs())
+        responses = self._response_store()
         openai_app.state.lgos = ServeState(
             registry=self.graph_registry,
             checkpoint_scope=self.checkpoint_scope,
@@ -120,7 +130,8 @@ class LanggraphOpenaiServe:
             run_timeout=settings.RUN_TIMEOUT,
             callbacks=langfuse_callbacks if settings.ENABLE_LANGFUSE else no_callbacks,
             chat_status_as_reasoning=settings.CHAT_STATUS_AS_REASONING,
-            background=self._background_runtime(),
+            background=self._background_runtime(responses),
+            responses=responses,
         )
         install_error_handlers(openai_app)
         # Added last = outermost: CORS answers preflights before auth runs.
@@ -138,8 +149,14 @@ class LanggraphOpenaiServe:
         openai_app.include_router(model_routes.router)
         openai_app.include_router(chat_routes.router)
         openai_app.include_router(response_routes.router)
+        openai_app.include_router(stored_routes.router)
         openai_app.include_router(health.router)
-        document_bodies(openai_app, ChatCompletionRequest, ResponseCreateRequest)
+        document_bodies(
+            openai_app,
+            ChatCompletionRequest,
+            ResponseCreateRequest,
+            adjust=_allow_store if responses is not None else None,
+        )
         mount = Mount(mount_at, app=openai_app, name="openai")
         # Starlette's ``.*`` stops at a newline: ``/v1/models/a%0Ab`` would
         # miss the mount and get the host's plain 404.
@@ -148,7 +165,7 @@ class LanggraphOpenaiServe:
         if self._owns_app:
             # The host is ours: its 404 and 405 answer with the envelope too.
             install_http_error_handler(self.app)
-        self._wrap_lifespan()
+        self._wrap_lifespan(responses)
         self._openai_app = openai_app
         logger.info(
             "lgos.bound prefix=%s graphs=%d",
@@ -157,79 +174,68 @@ class LanggraphOpenaiServe:
         )
         return self
 
-    def _background_runtime(self) -> BackgroundRuntime | None:
+    def _response_store(self) -> ResponseStore | None:
+        """The store that keeps Responses: ``None`` unless
+        ``LGOS_RESPONSE_STORE`` is set; a ``response_store`` passed in code
+        is the one used then."""
+        if self.settings.RESPONSE_STORE is None:
+            return None
+        return self.response_store or response_store(self.settings)
+
+    def _background_runtime(
+        self, responses: ResponseStore | None
+    ) -> BackgroundRuntime | None:
         wanted = any(
             config.supports(GraphFeature.BACKGROUND)
             for config in self.graph_registry.registry.values()
         )
         if not wanted and self.background_backend is None:
             return None
+        store = responses or self.response_store
         if self.background_backend is not None:
             return BackgroundRuntime(
-                store=self.response_store or InMemoryResponseStore(),
+                store=store or InMemoryResponseStore(),
                 backend=self.background_backend,
                 max_attempts=self.settings.BACKGROUND_MAX_ATTEMPTS,
             )
         settings = self.settings
         if settings.BACKGROUND_BACKEND == "postgres":
-            return postgres_background(settings)
+            return postgres_background(settings, responses)
         return BackgroundRuntime(
-            store=self.response_store or InMemoryResponseStore(),
+            store=store or InMemoryResponseStore(),
             backend=InProcessBackend(settings.BACKGROUND_CONCURRENCY),
             max_attempts=settings.BACKGROUND_MAX_ATTEMPTS,
         )
 
-    def _wrap_lifespan(self) -> None:
+    def _wrap_lifespan(self, responses: ResponseStore | None) -> None:
         host_lifespan = self.app.router.lifespan_context
         registry = self.graph_registry
+        retention = self.settings.RESPONSE_RETENTION
 
         @asynccontextmanager
         async def lifespan(app: Any) -> AsyncIterator[Any]:
             await registry.resolve_all()
-            context: AbstractAsyncContextManager[Any] = host_lifespan(app)
-            async with context as state:
-                yield state
+            sweeper = (
+                asyncio.create_task(sweep_forever(responses, retention))
+                if responses is not None
+                else None
+            )
+            try:
+                context: AbstractAsyncContextManager[Any] = host_lifespan(app)
+                async with context as state:
+                    yield state
+            finally:
+                if sweeper is not None:
+                    sweeper.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await sweeper
 
         self.app.router.lifespan_context = lifespan
 
 
-def postgres_background(settings: Settings) -> BackgroundRuntime:
-    """The PostgreSQL store and procrastinate backend ``settings`` describe."""
-    if settings.DATABASE_URL is None:
-        raise GraphConfigurationError(
-            "LGOS_BACKGROUND_BACKEND=postgres needs LGOS_DATABASE_URL."
-        )
-    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-    from psycopg import AsyncConnection
-    from psycopg.rows import DictRow, dict_row
-    from psycopg_pool import AsyncConnectionPool
-
-    from langgraph_openai_serve.background.postgres.queue import ProcrastinateBackend
-    from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
-
-    url = settings.DATABASE_URL.get_secret_value()
-    # One pool for the store and the checkpoints of durable runs. A running
-    # job uses it for its cancel watch, its events and its checkpoints, so it
-    # grows with the worker's concurrency rather than queueing jobs behind
-    # psycopg's default four connections.
-    pool = AsyncConnectionPool(
-        url,
-        connection_class=AsyncConnection[DictRow],
-        min_size=2,
-        max_size=settings.BACKGROUND_CONCURRENCY + 4,
-        open=False,
-        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
-    )
-    store = PostgresResponseStore(pool)
-    backend = ProcrastinateBackend(
-        url, store, stalled_timeout=settings.WORKER_STALLED_TIMEOUT
-    )
-    return BackgroundRuntime(
-        store=store,
-        backend=backend,
-        max_attempts=settings.BACKGROUND_MAX_ATTEMPTS,
-        checkpointer_factory=lambda: AsyncPostgresSaver(pool),
-    )
+def _allow_store(schema: dict[str, Any]) -> None:
+    """A server that keeps Responses accepts ``store: true``."""
+    schema["ResponseCreateRequest"]["properties"]["store"].pop("enum", None)
 
 
 def _version() -> str:

@@ -6,6 +6,7 @@ a ``Settings`` when it is constructed, unless one is passed in.
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any, Literal
 
 from pydantic import Field, SecretStr, field_validator, model_validator
@@ -65,7 +66,16 @@ class Settings(BaseSettings):
     """Where background Responses run: this process, or PostgreSQL (a
     procrastinate queue drained by ``lgos worker`` processes)."""
     DATABASE_URL: SecretStr | None = None
-    """PostgreSQL for the ``postgres`` background backend."""
+    """PostgreSQL for the ``postgres`` background backend and response store."""
+    RESPONSE_STORE: Literal["memory", "postgres"] | None = None
+    """Keep Responses (``store``, retrieve, delete, ``input_items``,
+    ``previous_response_id`` continuation): in this process's memory, or in
+    PostgreSQL on ``LGOS_DATABASE_URL``. Unset: stateless (``store: true`` is
+    refused)."""
+    RESPONSE_RETENTION: dt.timedelta = Field(default=dt.timedelta(days=30))
+    """How long a stored Response is kept (ISO 8601 like ``P30D``, or
+    seconds); the server deletes older ones every hour and ``lgos
+    responses-cleanup`` does it on demand."""
     BACKGROUND_CONCURRENCY: int = Field(default=8, ge=1)
     """Background runs one process (API or worker) executes at once."""
     BACKGROUND_MAX_ATTEMPTS: int = Field(default=3, ge=1)
@@ -103,6 +113,18 @@ class Settings(BaseSettings):
     @classmethod
     def _prefix(cls, value: str) -> str:
         return normalize_prefix(value)
+
+    @field_validator("RESPONSE_STORE", mode="before")
+    @classmethod
+    def _response_store(cls, value: Any) -> Any:
+        return None if value == "" else value
+
+    @field_validator("RESPONSE_RETENTION")
+    @classmethod
+    def _retention(cls, value: dt.timedelta) -> dt.timedelta:
+        if value <= dt.timedelta(0):
+            raise ValueError("LGOS_RESPONSE_RETENTION must be positive")
+        return value
 
     @model_validator(mode="after")
     def _heartbeats(self) -> Settings:

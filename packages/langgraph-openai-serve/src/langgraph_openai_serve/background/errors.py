@@ -27,3 +27,23 @@ class IdempotencyKeyReusedError(LGOSError):
             "This Idempotency-Key was already used with a different request body."
         )
         self.key = key
+
+
+class PreviousResponseNotFoundError(ResponseNotFoundError):
+    """``previous_response_id`` names no stored Response of the caller's scope."""
+
+    def __init__(self, response_id: str) -> None:
+        LGOSError.__init__(
+            self, f"Previous response with id '{response_id}' not found."
+        )
+        self.response_id = response_id
+
+
+class ResponseInProgressError(LGOSError):
+    """A background Response still queued or running cannot be deleted."""
+
+    def __init__(self, response_id: str) -> None:
+        super().__init__(
+            f"Response '{response_id}' has not finished; wait for it or cancel it."
+        )
+        self.response_id = response_id

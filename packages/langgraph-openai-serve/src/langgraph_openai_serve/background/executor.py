@@ -27,6 +27,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 from langgraph_openai_serve.background.protocol import (
@@ -79,17 +80,24 @@ async def submit(
     *,
     scope: str,
     idempotency_key: str | None,
+    input_items: list[dict[str, Any]] | None = None,
+    continues: str | None = None,
 ) -> dict[str, Any]:
     """Validate, then store the queued Response and enqueue its job at once.
 
     A retry with a known ``Idempotency-Key`` returns the original Response,
-    and queues its job again if it went missing.
+    and queues its job again if it went missing. With a response store,
+    ``input_items`` are the items the request carried and ``continues`` the
+    kept Response ``body`` continues (``body`` then holds the whole chain).
     """
     config = state.registry.get_graph(body.model)
     graph_request, _, _ = decode(body, config)  # reject bad input before queueing
     await runtime.ensure_started(executor_for(state, runtime))
+    kept = _Kept(state.responses is not None, input_items, continues)
     if not config.supports(GraphFeature.INTERRUPTS):
-        return await _store(runtime, body, new_id("resp"), None, scope, idempotency_key)
+        return await _store(
+            runtime, body, new_id("resp"), None, scope, idempotency_key, kept
+        )
     # The run is chosen now, so the Response id can name it for resumes; its
     # lease is held while the resume is checked and the Response stored.
     run = interrupt_run_id(scope, graph_request, body.previous_response_id)
@@ -98,7 +106,9 @@ async def submit(
         state, config, body, scope=scope, response_id=response_id, run_id=run
     )
     try:
-        return await _store(runtime, body, response_id, run.hex, scope, idempotency_key)
+        return await _store(
+            runtime, body, response_id, run.hex, scope, idempotency_key, kept
+        )
     finally:
         assert opened.lease is not None
         await opened.lease.release()
@@ -111,6 +121,7 @@ async def _store(
     run_id: str | None,
     scope: str,
     idempotency_key: str | None,
+    kept: _Kept,
 ) -> dict[str, Any]:
     job = BackgroundJob(
         response_id=response_id,
@@ -118,24 +129,46 @@ async def _store(
         body=body.model_dump(mode="json", exclude_unset=True, by_alias=True),
         run_id=run_id,
     )
-    shell = ResponseShell.for_request(body, response_id=response_id, background=True)
+    shell = ResponseShell.for_request(
+        body,
+        response_id=response_id,
+        background=True,
+        store=kept.store,
+        previous_response_id=kept.continues,
+    )
     backend = runtime.backend
 
     async def enqueue(transaction: Any) -> None:
         await backend.submit(job, transaction)
 
+    # A backend outside the store's transaction (this process's tasks) gets
+    # the job once it is stored: a task started inside a PostgreSQL
+    # transaction would look for its Response before the commit.
+    transactional = getattr(backend, "transactional", True)
     snapshot, created = await runtime.store.create(
         job,
         shell.body("queued", []),
         idempotency_key=idempotency_key,
         body_digest=body_digest(body) if idempotency_key else None,
-        enqueue=enqueue,
+        enqueue=enqueue if transactional else None,
+        input_items=kept.input_items,
     )
+    if created and not transactional:
+        await backend.submit(job)
     if not created and snapshot.get("status") not in TERMINAL_STATUSES:
         original = await runtime.store.job(snapshot["id"])
         if original is not None:
             await backend.resubmit_if_missing(original)
     return snapshot
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """What a response store keeps of a background Response beyond its job."""
+
+    store: bool
+    input_items: list[dict[str, Any]] | None
+    continues: str | None
 
 
 def executor_for(state: ServeState, runtime: BackgroundRuntime) -> Executor:

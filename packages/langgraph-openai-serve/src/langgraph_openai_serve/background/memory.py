@@ -2,12 +2,14 @@
 
 The embedded default: everything lives in this process, so it suits tests
 and a single development server. Jobs run as asyncio tasks, bounded by a
-concurrency limit; cancelling one cancels its task.
+concurrency limit; cancelling one cancels its task. The store also keeps the
+foreground Responses of ``LGOS_RESPONSE_STORE=memory``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -22,6 +24,7 @@ from langgraph_openai_serve.background.protocol import (
     Enqueue,
     Executor,
     StoredEvent,
+    StoredTurn,
 )
 from langgraph_openai_serve.graph.errors import RunBusyError
 
@@ -30,8 +33,13 @@ logger = logging.getLogger("langgraph_openai_serve")
 
 @dataclass
 class _Record:
-    job: BackgroundJob
+    scope: str
     snapshot: dict[str, Any]
+    job: BackgroundJob | None
+    """``None``: a kept foreground Response."""
+    input_items: list[dict[str, Any]]
+    stored_at: float
+    """Wall-clock time it was stored (retention)."""
     events: list[StoredEvent] = field(default_factory=list)
     cancel: bool = False
     started: int = 0
@@ -47,11 +55,13 @@ class InMemoryResponseStore:
         *,
         idempotency_ttl: float = 24 * 3600,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self._records: dict[str, _Record] = {}
         self._keys: dict[tuple[str, str], tuple[str, str | None, float]] = {}
         self.idempotency_ttl = idempotency_ttl
         self._clock = clock
+        self._wall_clock = wall_clock
 
     async def create(
         self,
@@ -61,6 +71,7 @@ class InMemoryResponseStore:
         idempotency_key: str | None = None,
         body_digest: str | None = None,
         enqueue: Enqueue | None = None,
+        input_items: list[dict[str, Any]] | None = None,
     ) -> tuple[dict[str, Any], bool]:
         now = self._clock()
         if idempotency_key is not None:
@@ -80,19 +91,22 @@ class InMemoryResponseStore:
                 body_digest,
                 now,
             )
-        self._records[job.response_id] = _Record(job, snapshot)
+        self._records[job.response_id] = _Record(
+            job.scope, snapshot, job, input_items or [], self._wall_clock()
+        )
         return snapshot, True
 
     def _drives(self, run_id: str) -> bool:
         return any(
-            record.job.run_id == run_id
+            record.job is not None
+            and record.job.run_id == run_id
             and record.snapshot.get("status") not in TERMINAL_STATUSES
             for record in self._records.values()
         )
 
     async def get(self, response_id: str, scope: str) -> dict[str, Any] | None:
         record = self._records.get(response_id)
-        if record is None or record.job.scope != scope:
+        if record is None or record.scope != scope:
             return None
         return record.snapshot
 
@@ -157,9 +171,67 @@ class InMemoryResponseStore:
     async def cancel_requested(self, response_id: str) -> bool:
         return self._records[response_id].cancel
 
+    async def save(
+        self, scope: str, response: dict[str, Any], input_items: list[dict[str, Any]]
+    ) -> None:
+        self._records[response["id"]] = _Record(
+            scope, response, None, input_items, self._wall_clock()
+        )
+
+    async def input_items(
+        self, response_id: str, scope: str
+    ) -> list[dict[str, Any]] | None:
+        record = self._records.get(response_id)
+        if record is None or record.scope != scope:
+            return None
+        return record.input_items
+
+    async def chain(self, response_id: str, scope: str) -> list[StoredTurn] | None:
+        turns: list[StoredTurn] = []
+        current: str | None = response_id
+        while current is not None:
+            record = self._records.get(current)
+            if record is None or record.scope != scope:
+                break
+            turns.append(StoredTurn(record.snapshot, record.input_items))
+            current = record.snapshot.get("previous_response_id")
+        if not turns:
+            return None
+        turns.reverse()
+        return turns
+
+    async def delete(self, response_id: str, scope: str) -> bool:
+        record = self._records.get(response_id)
+        if record is None or record.scope != scope:
+            return False
+        self._forget(response_id)
+        return True
+
+    async def delete_expired(self, before: dt.datetime) -> int:
+        cutoff = before.timestamp()
+        expired = [
+            response_id
+            for response_id, record in self._records.items()
+            if record.stored_at < cutoff
+            and record.snapshot.get("status") in TERMINAL_STATUSES
+        ]
+        for response_id in expired:
+            self._forget(response_id)
+        return len(expired)
+
+    def _forget(self, response_id: str) -> None:
+        del self._records[response_id]
+        for key, known in list(self._keys.items()):
+            if known[0] == response_id:
+                del self._keys[key]
+
 
 class InProcessBackend:
     """Runs jobs as asyncio tasks of this process, at most ``concurrency`` at once."""
+
+    transactional = False
+    """Jobs are submitted after their Response is stored, not inside the
+    store's transaction (a task could start before it commits)."""
 
     def __init__(self, concurrency: int = 8) -> None:
         self._limit = asyncio.Semaphore(concurrency)

@@ -1,10 +1,14 @@
-"""The contracts of background runs: the response store and the backend.
+"""The contracts of kept Responses and background runs: the store and the backend.
 
-A background Response lives in a ``ResponseStore``: its current snapshot (the
+A ``ResponseStore`` keeps Responses, each in its scope (the tenant). A
+background Response lives there while it runs: its current snapshot (the
 OpenAI Response object), the ordered stream events its run produced (so any
 API process can replay them from a sequence number), a cancel flag and its
-idempotency key. A ``BackgroundBackend`` takes submitted jobs and runs them
-with the executor it was started with.
+idempotency key. With ``LGOS_RESPONSE_STORE`` on, the same store also keeps
+finished foreground Responses (``save``) with the input items each request
+carried, so any kept Response can be retrieved, deleted, listed
+(``input_items``) and continued (``chain``). A ``BackgroundBackend`` takes
+submitted jobs and runs them with the executor it was started with.
 
 A run is never lost: a job a stopping worker cannot finish is handed back to
 the queue, and a job whose worker died is run again (``start_attempt`` counts
@@ -14,6 +18,7 @@ forever). A graph that raises is not retried: its Response fails.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -39,6 +44,16 @@ class StoredEvent:
     event: dict[str, Any]
     """The stream event as a foreground stream would send it (``type``, its
     fields and ``sequence_number``); replay frames it as SSE."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredTurn:
+    """One kept Response of a ``previous_response_id`` chain."""
+
+    response: dict[str, Any]
+    """The Response object (its ``output`` is what the turn answered)."""
+    input_items: list[dict[str, Any]]
+    """The items its request carried, in Responses item shapes with ids."""
 
 
 Executor = Callable[[BackgroundJob], Coroutine[Any, Any, None]]
@@ -70,9 +85,11 @@ class ResponseStore(Protocol):
         idempotency_key: str | None = None,
         body_digest: str | None = None,
         enqueue: Enqueue | None = None,
+        input_items: list[dict[str, Any]] | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """Store a queued Response and enqueue its job, both or neither;
-        with a known key, return the original.
+        with a known key, return the original. ``input_items``: the items
+        its request carried (for ``input_items`` and ``chain``).
 
         Returns the stored snapshot and whether it was created now.
 
@@ -119,6 +136,35 @@ class ResponseStore(Protocol):
         ...
 
     async def cancel_requested(self, response_id: str) -> bool: ...
+
+    async def save(
+        self, scope: str, response: dict[str, Any], input_items: list[dict[str, Any]]
+    ) -> None:
+        """Keep a finished foreground Response and the items it was asked."""
+        ...
+
+    async def input_items(
+        self, response_id: str, scope: str
+    ) -> list[dict[str, Any]] | None:
+        """The items the Response's request carried, in order; ``None`` when
+        unknown or in another scope."""
+        ...
+
+    async def chain(self, response_id: str, scope: str) -> list[StoredTurn] | None:
+        """The Response and those it continues (``previous_response_id``),
+        oldest first; ``None`` when unknown or in another scope. A deleted
+        or expired ancestor ends the chain."""
+        ...
+
+    async def delete(self, response_id: str, scope: str) -> bool:
+        """Remove the Response, its events and its items; ``False`` when
+        unknown or in another scope."""
+        ...
+
+    async def delete_expired(self, before: dt.datetime) -> int:
+        """Remove every finished Response created before ``before`` (with
+        its events and items); return how many."""
+        ...
 
 
 class BackgroundBackend(Protocol):

@@ -35,8 +35,6 @@ class RecordingEncoder(ResponseStreamEncoder):
         self.sequence = after
         self.rerun = after >= 0
         self.pending: list[dict[str, Any]] = []
-        self.terminal: dict[str, Any] | None = None
-        """The Response object of the terminal event, once it is out."""
 
     def take(self) -> list[dict[str, Any]]:
         events, self.pending = self.pending, []

@@ -22,6 +22,8 @@ from starlette.responses import Response
 
 from langgraph_openai_serve.background.errors import (
     IdempotencyKeyReusedError,
+    PreviousResponseNotFoundError,
+    ResponseInProgressError,
     ResponseNotFoundError,
 )
 from langgraph_openai_serve.graph.errors import (
@@ -193,6 +195,10 @@ _TABLE: dict[type[Exception], _Envelope] = {
         404, "response_not_found", "previous_response_id"
     ),
     ResponseNotFoundError: _Envelope(404, "response_not_found"),
+    PreviousResponseNotFoundError: _Envelope(
+        404, "previous_response_not_found", "previous_response_id"
+    ),
+    ResponseInProgressError: _Envelope(409, "response_in_progress"),
     IdempotencyKeyReusedError: _Envelope(
         422, "idempotency_key_reused", "Idempotency-Key"
     ),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -135,19 +136,28 @@ def openapi_body(model: type[BaseModel]) -> dict[str, Any]:
     }
 
 
-def document_bodies(app: FastAPI, *models: type[BaseModel]) -> None:
+def document_bodies(
+    app: FastAPI,
+    *models: type[BaseModel],
+    adjust: Callable[[dict[str, Any]], None] | None = None,
+) -> None:
     """Add the schemas of ``models`` (and what they reference) to ``app``'s
-    OpenAPI components, where ``openapi_body`` points."""
+    OpenAPI components, where ``openapi_body`` points; ``adjust`` may change
+    those components once (what this server's settings allow)."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
         document = generate()  # cached by FastAPI until the routes change
         schemas = document.setdefault("components", {}).setdefault("schemas", {})
+        added = False
         for model in models:
             if model.__name__ not in schemas:
                 schema = model.model_json_schema(ref_template=_COMPONENT_REF)
                 schemas.update(schema.pop("$defs", {}))
                 schemas[model.__name__] = schema
+                added = True
+        if added and adjust is not None:
+            adjust(schemas)
         return document
 
     app.openapi = openapi  # type: ignore[method-assign]

@@ -85,6 +85,9 @@ class ServeState:
     chat_status_as_reasoning: bool = False
     background: BackgroundRuntime | None = None
     """Set when some graph declares ``GraphFeature.BACKGROUND``."""
+    responses: ResponseStore | None = None
+    """The store that keeps Responses (``LGOS_RESPONSE_STORE``); ``None``:
+    stateless. The background runtime's store is this same one when set."""
 
     async def scope_for(self, request: Request) -> str:
         """The server-trusted checkpoint scope of ``request``."""

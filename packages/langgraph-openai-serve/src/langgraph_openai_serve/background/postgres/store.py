@@ -1,6 +1,7 @@
-"""``PostgresResponseStore``: background Responses in PostgreSQL.
+"""``PostgresResponseStore``: kept Responses in PostgreSQL.
 
-Snapshots, stream events and idempotency keys live in two tables, so any API
+Snapshots, input items, stream events and idempotency keys live in two
+tables (``schema.py``), so any API
 process serves any Response and an API restart loses nothing. A Response is
 stored in the same transaction that puts its job on the queue (the backend's
 ``enqueue`` runs on the store's connection), so neither exists without the
@@ -29,48 +30,18 @@ from langgraph_openai_serve.background.postgres.notify import (
     ResponseListener,
     Wake,
 )
+from langgraph_openai_serve.background.postgres.schema import SCHEMA
 from langgraph_openai_serve.background.protocol import (
     TERMINAL_STATUSES,
     Attempt,
     BackgroundJob,
     Enqueue,
     StoredEvent,
+    StoredTurn,
 )
 from langgraph_openai_serve.graph.errors import RunBusyError
 
 _dumps = json.JSONEncoder(separators=(",", ":")).encode
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS lgos_background_responses (
-    id text PRIMARY KEY,
-    scope text NOT NULL,
-    job jsonb NOT NULL,
-    snapshot jsonb NOT NULL,
-    cancel_requested boolean NOT NULL DEFAULT false,
-    idempotency_key text,
-    body_digest text,
-    created_at timestamptz NOT NULL DEFAULT now()
-);
-CREATE UNIQUE INDEX IF NOT EXISTS lgos_background_idempotency
-    ON lgos_background_responses (scope, idempotency_key)
-    WHERE idempotency_key IS NOT NULL;
-ALTER TABLE lgos_background_responses
-    ADD COLUMN IF NOT EXISTS attempts_started integer NOT NULL DEFAULT 0;
-ALTER TABLE lgos_background_responses
-    ADD COLUMN IF NOT EXISTS attempts_handed_back integer NOT NULL DEFAULT 0;
-CREATE INDEX IF NOT EXISTS lgos_background_run
-    ON lgos_background_responses ((job->>'run_id'))
-    WHERE job->>'run_id' IS NOT NULL;
-CREATE TABLE IF NOT EXISTS lgos_background_events (
-    response_id text NOT NULL
-        REFERENCES lgos_background_responses (id) ON DELETE CASCADE,
-    seq integer NOT NULL,
-    frame bytea NOT NULL,
-    PRIMARY KEY (response_id, seq)
-);
-ALTER TABLE lgos_background_events ADD COLUMN IF NOT EXISTS event json;
-ALTER TABLE lgos_background_events ALTER COLUMN frame DROP NOT NULL;
-"""
 
 
 class PostgresResponseStore:
@@ -107,7 +78,7 @@ class PostgresResponseStore:
         """Create the tables (idempotent)."""
         async with await self._connection() as conn:
             # One statement at a time: the pool prepares every statement.
-            for statement in filter(None, (s.strip() for s in _SCHEMA.split(";"))):
+            for statement in filter(None, (s.strip() for s in SCHEMA.split(";"))):
                 await conn.execute(statement)
 
     async def create(
@@ -118,6 +89,7 @@ class PostgresResponseStore:
         idempotency_key: str | None = None,
         body_digest: str | None = None,
         enqueue: Enqueue | None = None,
+        input_items: list[dict[str, Any]] | None = None,
     ) -> tuple[dict[str, Any], bool]:
         from psycopg.types.json import Jsonb
 
@@ -143,8 +115,9 @@ class PostgresResponseStore:
                     raise RunBusyError(job.run_id)
             cursor = await conn.execute(
                 "INSERT INTO lgos_background_responses "
-                "(id, scope, job, snapshot, idempotency_key, body_digest) "
-                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
+                "(id, scope, job, snapshot, idempotency_key, body_digest, input_items) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT DO NOTHING RETURNING id",
                 (
                     job.response_id,
                     job.scope,
@@ -152,6 +125,7 @@ class PostgresResponseStore:
                     Jsonb(snapshot),
                     idempotency_key,
                     body_digest,
+                    Jsonb(input_items or []),
                 ),
             )
             if await cursor.fetchone() is not None:
@@ -185,7 +159,7 @@ class PostgresResponseStore:
         row = await self._one(
             "SELECT job FROM lgos_background_responses WHERE id = %s", (response_id,)
         )
-        return BackgroundJob(**row["job"]) if row else None
+        return BackgroundJob(**row["job"]) if row and row["job"] else None
 
     async def set_snapshot(self, response_id: str, snapshot: dict[str, Any]) -> bool:
         from psycopg.types.json import Jsonb
@@ -292,6 +266,58 @@ class PostgresResponseStore:
         )
         return bool(row and row["cancel_requested"])
 
+    async def save(
+        self, scope: str, response: dict[str, Any], input_items: list[dict[str, Any]]
+    ) -> None:
+        from psycopg.types.json import Jsonb
+
+        await self._one(
+            "INSERT INTO lgos_background_responses "
+            "(id, scope, snapshot, input_items) VALUES (%s, %s, %s, %s) "
+            "RETURNING id",
+            (response["id"], scope, Jsonb(response), Jsonb(input_items)),
+        )
+
+    async def input_items(
+        self, response_id: str, scope: str
+    ) -> list[dict[str, Any]] | None:
+        row = await self._one(
+            "SELECT input_items FROM lgos_background_responses "
+            "WHERE id = %s AND scope = %s",
+            (response_id, scope),
+        )
+        return row["input_items"] if row else None
+
+    async def chain(self, response_id: str, scope: str) -> list[StoredTurn] | None:
+        async with await self._connection() as conn:
+            cursor = await conn.execute(_CHAIN, (response_id, scope, scope))
+            rows = await cursor.fetchall()
+        if not rows:
+            return None
+        return [StoredTurn(row["snapshot"], row["input_items"]) for row in rows]
+
+    async def delete(self, response_id: str, scope: str) -> bool:
+        row = await self._one(
+            "DELETE FROM lgos_background_responses "
+            "WHERE id = %s AND scope = %s RETURNING id",
+            (response_id, scope),
+        )
+        return row is not None
+
+    async def delete_expired(self, before: dt.datetime) -> int:
+        async with await self._connection() as conn:
+            cursor = await conn.execute(
+                "DELETE FROM lgos_background_responses "
+                "WHERE created_at < %s AND snapshot->>'status' = ANY(%s)",
+                (before, list(TERMINAL_STATUSES)),
+            )
+            return int(cursor.rowcount)
+
+    @property
+    def pool(self) -> Any:
+        """The connection pool (durable runs keep their checkpoints on it)."""
+        return self._pool
+
     async def close(self) -> None:
         await self._listener.close()
         if self._opened:
@@ -302,6 +328,21 @@ class PostgresResponseStore:
         async with await self._connection() as conn:
             cursor = await conn.execute(query, params)
             return await cursor.fetchone()
+
+
+# The Response and its ancestors, oldest first; the walk stays in the scope.
+_CHAIN = """
+WITH RECURSIVE chain AS (
+    SELECT id, snapshot, input_items, 0 AS depth
+    FROM lgos_background_responses WHERE id = %s AND scope = %s
+    UNION ALL
+    SELECT r.id, r.snapshot, r.input_items, chain.depth + 1
+    FROM lgos_background_responses r
+    JOIN chain ON r.id = chain.snapshot->>'previous_response_id'
+    WHERE r.scope = %s
+)
+SELECT snapshot, input_items FROM chain ORDER BY depth DESC
+"""
 
 
 def _original(

@@ -8,7 +8,8 @@ costs one ``json.dumps`` of its text.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from langgraph_openai_serve.graph.answer import Answer, ToolCall
@@ -57,6 +58,8 @@ from langgraph_openai_serve.openai.responses.pause import (
 )
 from langgraph_openai_serve.openai.responses.tools import WEB_SEARCH
 
+logger = logging.getLogger("langgraph_openai_serve")
+
 
 def event_frame(event: dict[str, Any]) -> bytes:
     """The SSE frame of one stream event (a stored one, replayed)."""
@@ -96,6 +99,8 @@ class ResponseStreamEncoder:
         self.output: list[dict[str, Any]] = []
         self.answer: _OpenMessage | None = None
         self.searches: dict[str, tuple[dict[str, Any], int]] = {}
+        self.terminal: dict[str, Any] | None = None
+        """The Response object of the terminal event, once it is out."""
 
     def _event(self, type_: str, fields: dict[str, Any]) -> bytes:
         self.sequence += 1
@@ -272,6 +277,7 @@ class ResponseStreamEncoder:
         frames.extend(self._function_calls(calls_of(answer)))
         incomplete = incomplete_details(answer)
         final = self.shell.body(status, self.output, usage=usage, incomplete=incomplete)
+        self.terminal = final
         terminal = (
             "response.completed" if status == "completed" else "response.incomplete"
         )
@@ -299,6 +305,7 @@ class ResponseStreamEncoder:
             calls = interrupt_calls(paused.interrupts)
             frames.extend(self._function_calls([(c, "completed") for c in calls]))
         final = self.shell.body("completed", self.output, usage=paused.usage)
+        self.terminal = final
         frames.append(self._event("response.completed", {"response": final}))
         return b"".join(frames)
 
@@ -404,7 +411,7 @@ class ResponseStreamEncoder:
             if item["status"] in ("in_progress", "searching"):
                 item["status"] = "incomplete"
         error = {"code": failure.code, "message": failure.message}
-        failed = self.shell.body("failed", self.output, error=error)
+        failed = self.terminal = self.shell.body("failed", self.output, error=error)
         return self._event("error", {**error, "param": None}) + self._event(
             "response.failed", {"response": failed}
         )
@@ -416,12 +423,15 @@ async def stream_frames(
     log: RequestLog | None = None,
     *,
     time_limit: float | None = None,
+    keep: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
 ) -> AsyncIterator[bytes]:
     """Encode a run; a failure ends with ``error`` and ``response.failed``.
 
     A run still going after ``time_limit`` seconds is cancelled and fails
     with ``run_timeout``. Only a consumer that awaits nothing between frames
     may set it: the deadline cancels whatever the consuming task awaits.
+    ``keep`` stores the terminal Response before its event is sent, so a
+    client that has it can retrieve or continue it at once.
     """
     yield encoder.start()
     deadline = run_deadline(time_limit)
@@ -441,13 +451,25 @@ async def stream_frames(
                 elif type(event) is RunCompleted:
                     if log is not None:
                         log.stream_outcome = answer_status(event.answer)
-                    yield encoder.finish(event.answer, event.usage)
+                    frame = encoder.finish(event.answer, event.usage)
+                    if keep is not None:
+                        await keep(encoder.terminal)  # type: ignore[arg-type]
+                    yield frame
                 elif type(event) is RunPaused:
                     if log is not None:
                         log.stream_outcome = "paused"
-                    yield encoder.pause(event)
+                    frame = encoder.pause(event)
+                    if keep is not None:
+                        await keep(encoder.terminal)  # type: ignore[arg-type]
+                    yield frame
     except Exception:
         failure = stream_failure(deadline, time_limit, "responses")
         if log is not None:
             log.stream_outcome = "failed"
-        yield encoder.fail(failure)
+        frame = encoder.fail(failure)
+        if keep is not None and encoder.terminal is not None:
+            try:
+                await keep(encoder.terminal)
+            except Exception:  # the stream still ends with its failure
+                logger.exception("responses.keep_failed")
+        yield frame

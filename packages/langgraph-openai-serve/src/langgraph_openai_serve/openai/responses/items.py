@@ -225,6 +225,8 @@ class ResponseShell:
     parallel_tool_calls: bool
     previous_response_id: str | None = None
     background: bool = False
+    store: bool = False
+    """Whether the deployment keeps this Response (``store`` in the object)."""
 
     @classmethod
     def for_request(
@@ -233,12 +235,17 @@ class ResponseShell:
         *,
         response_id: str | None = None,
         background: bool = False,
+        store: bool = False,
+        previous_response_id: str | None = None,
     ) -> ResponseShell:
+        """``previous_response_id``: the id the Response shows when ``body``
+        is the continued request (whose own is cleared)."""
         choice = body.tool_choice
         return cls(
             id=response_id or new_id("resp"),
-            previous_response_id=body.previous_response_id,
+            previous_response_id=previous_response_id or body.previous_response_id,
             background=background,
+            store=store,
             created_at=int(time.time()),
             model=body.model,
             instructions=body.instructions,
@@ -268,6 +275,7 @@ class ResponseShell:
             parallel_tool_calls=snapshot["parallel_tool_calls"],
             previous_response_id=snapshot["previous_response_id"],
             background=snapshot["background"],
+            store=snapshot.get("store", False),
         )
 
     def body(
@@ -294,7 +302,7 @@ class ResponseShell:
             "output": output,
             "parallel_tool_calls": self.parallel_tool_calls,
             "previous_response_id": self.previous_response_id,
-            "store": False,
+            "store": self.store,
             "text": {"format": {"type": "text"}},
             "tool_choice": self.tool_choice,
             "tools": self.tools,

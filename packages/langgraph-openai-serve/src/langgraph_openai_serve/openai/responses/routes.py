@@ -1,16 +1,22 @@
-"""``/responses``: create (foreground or background), retrieve and cancel."""
+"""``POST /responses``: create a Response, in the foreground or background.
+
+Retrieve, cancel, delete and ``input_items`` are in ``stored.py``. With a
+response store, a finished Response is kept after it is built (a stream's
+before its terminal event goes out), and ``previous_response_id`` continues
+a kept one (``chain.py``); without one, nothing here touches a store.
+"""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from functools import partial
-from typing import Annotated
+from typing import Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from langgraph_openai_serve.background import executor as background
-from langgraph_openai_serve.background.errors import ResponseNotFoundError
+from langgraph_openai_serve.background.protocol import ResponseStore
 from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.graph.events import RunPaused
 from langgraph_openai_serve.graph.features import GraphFeature
@@ -24,11 +30,13 @@ from langgraph_openai_serve.openai.responses.approvals import (
     InterruptRejected,
     rejected_body,
 )
+from langgraph_openai_serve.openai.responses.chain import continued_request
 from langgraph_openai_serve.openai.responses.decode import ends_with_interrupt_answers
 from langgraph_openai_serve.openai.responses.encode import (
     ResponseStreamEncoder,
     stream_frames,
 )
+from langgraph_openai_serve.openai.responses.input_items import input_items_of
 from langgraph_openai_serve.openai.responses.interrupt_runs import releasing
 from langgraph_openai_serve.openai.responses.pause import paused_items
 from langgraph_openai_serve.openai.responses.runs import open_run
@@ -56,10 +64,16 @@ async def create_response(request: Request) -> Response:
     """
     state = serve_state(request)
     body = await parse_body(request, ResponseCreateRequest, state.body_limits)
+    store = state.responses
+    if body.store and store is None:
+        raise InvalidRequestError(
+            "This server does not keep responses; omit 'store' or set it to false.",
+            param="store",
+        )
     config = state.registry.get_graph(body.model)
     interrupts = config.supports(GraphFeature.INTERRUPTS)
     resuming = body.previous_response_id is not None
-    if resuming and not interrupts:
+    if resuming and not interrupts and store is None:
         raise InvalidRequestError(
             "previous_response_id only resumes a paused interrupt run; continue an "
             "ordinary conversation by replaying the previous output items.",
@@ -74,21 +88,43 @@ async def create_response(request: Request) -> Response:
     if log is not None:
         log.model = body.model
     scope = await state.scope_for(request)
+    kept = store is not None and body.store is not False
+    run_body = body
+    if resuming and store is not None:
+        run_body = await continued_request(store, body, scope, interrupts=interrupts)
+    continues = body.previous_response_id if run_body is not body else None
     if body.background:
         if not config.supports(GraphFeature.BACKGROUND):
             raise InvalidRequestError(
                 f"Model '{body.model}' does not support background responses.",
                 param="background",
             )
+        if store is not None and not kept:
+            raise InvalidRequestError(
+                "A background response is kept until it expires; omit 'store' or "
+                "set it to true.",
+                param="store",
+            )
         idempotency_key = request.headers.get("idempotency-key")
-        return await _submit_background(state, body, scope, idempotency_key)
+        return await _submit_background(
+            state, body, run_body, scope, idempotency_key, continues
+        )
+    keep = partial(_keep, store, scope, body) if kept and store is not None else None
     try:
         opened = await open_run(
-            state, config, body, scope=scope, request_id=log.request_id if log else None
+            state,
+            config,
+            run_body,
+            scope=scope,
+            request_id=log.request_id if log else None,
+            kept=kept,
+            continues=continues,
         )
     except InterruptRejected as rejection:
         if log is not None:
             log.stream_outcome = "rejected" if body.stream else None
+        if keep is not None:
+            await keep(rejected_body(rejection))
         if body.stream:
             return EventStreamResponse(
                 _rejected_frames(rejection), ping_interval=state.ping_interval
@@ -99,7 +135,9 @@ async def create_response(request: Request) -> Response:
         if body.stream:
             events = run_graph(opened.run, stream=True, statuses=True)
             encoder = ResponseStreamEncoder(opened.shell, config.interrupt_protocol)
-            frames = stream_frames(events, encoder, log, time_limit=state.run_timeout)
+            frames = stream_frames(
+                events, encoder, log, time_limit=state.run_timeout, keep=keep
+            )
             if lease is not None:
                 frames, lease = releasing(lease, frames), None
             return EventStreamResponse(
@@ -115,12 +153,22 @@ async def create_response(request: Request) -> Response:
             await lease.release()
     if isinstance(completed, RunPaused):
         output = paused_items(completed, config.interrupt_protocol)
-        return json_response(
-            opened.shell.body("completed", output, usage=completed.usage)
-        )
-    return json_response(
-        opened.shell.final_body(completed.answer, completed.usage, activity)
-    )
+        result = opened.shell.body("completed", output, usage=completed.usage)
+    else:
+        result = opened.shell.final_body(completed.answer, completed.usage, activity)
+    if keep is not None:
+        await keep(result)
+    return json_response(result)
+
+
+async def _keep(
+    store: ResponseStore,
+    scope: str,
+    body: ResponseCreateRequest,
+    response: dict[str, Any],
+) -> None:
+    """Keep a finished Response with the items its request carried."""
+    await store.save(scope, response, input_items_of(body))
 
 
 async def _rejected_frames(rejection: InterruptRejected) -> AsyncIterator[bytes]:
@@ -131,16 +179,20 @@ async def _rejected_frames(rejection: InterruptRejected) -> AsyncIterator[bytes]
 async def _submit_background(
     state: ServeState,
     body: ResponseCreateRequest,
+    run_body: ResponseCreateRequest,
     scope: str,
     idempotency_key: str | None,
+    continues: str | None,
 ) -> Response:
     runtime = _runtime(state)
     snapshot = await background.submit(
         state,
         runtime,
-        body,
+        run_body,
         scope=scope,
         idempotency_key=background.check_idempotency_key(idempotency_key),
+        input_items=input_items_of(body) if state.responses is not None else None,
+        continues=continues,
     )
     if body.stream:
         return EventStreamResponse(
@@ -150,51 +202,8 @@ async def _submit_background(
     return json_response(snapshot)
 
 
-@router.get(
-    "/responses/{response_id}", response_model=None, responses=error_responses(400)
-)
-async def retrieve_response(
-    response_id: str,
-    request: Request,
-    stream: bool = False,
-    starting_after: Annotated[int, Query(ge=-1)] = -1,
-) -> Response:
-    """The current snapshot of a background Response, or its event stream
-    from ``starting_after`` (any API process can serve it)."""
-    state = serve_state(request)
-    runtime = _runtime(state, response_id)
-    snapshot = await runtime.store.get(response_id, await state.scope_for(request))
-    if snapshot is None:
-        raise ResponseNotFoundError(response_id)
-    if stream:
-        return EventStreamResponse(
-            background.replay(runtime, response_id, starting_after),
-            ping_interval=state.ping_interval,
-        )
-    return json_response(snapshot)
-
-
-@router.post(
-    "/responses/{response_id}/cancel",
-    response_model=None,
-    responses=error_responses(),
-)
-async def cancel_response(response_id: str, request: Request) -> Response:
-    """Cancel a background Response; cancelling a finished one changes nothing."""
-    state = serve_state(request)
-    runtime = _runtime(state, response_id)
-    scope = await state.scope_for(request)
-    if await runtime.store.get(response_id, scope) is None:
-        raise ResponseNotFoundError(response_id)
-    await background.cancel(runtime, response_id)
-    snapshot = await runtime.store.get(response_id, scope)
-    return json_response(snapshot)
-
-
-def _runtime(state: ServeState, response_id: str | None = None) -> BackgroundRuntime:
+def _runtime(state: ServeState) -> BackgroundRuntime:
     if state.background is None:
-        if response_id is not None:
-            raise ResponseNotFoundError(response_id)
         raise InvalidRequestError(
             "Background responses are not enabled.", param="background"
         )

@@ -90,13 +90,17 @@ async def open_run(
     run_id: uuid.UUID | None = None,
     durable_thread: str | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
+    kept: bool = False,
+    continues: str | None = None,
 ) -> OpenRun:
     """Decode, take an interrupt run's lease, and prepare the graph run.
 
     Raises whatever decoding, leasing or the adapters raise; a lease taken
     here is released again before the error propagates. A resume rejecting
     MCP approvals ends the run here and raises ``InterruptRejected``.
-    ``durable_thread`` and ``checkpointer``: see ``prepare_run``.
+    ``durable_thread`` and ``checkpointer``: see ``prepare_run``. ``kept``:
+    the deployment keeps this Response; ``continues``: the kept Response
+    ``body`` continues (``chain.py``), shown as its ``previous_response_id``.
     """
     graph_request, messages, answers = decode(body, config)
     lease = None
@@ -109,7 +113,9 @@ async def open_run(
         if lease is not None and rejected:
             graph = await config.resolve_graph()
             await reject_interrupts(graph, lease.thread_id, rejected)
-            shell = ResponseShell.for_request(body, response_id=lease.response_id)
+            shell = ResponseShell.for_request(
+                body, response_id=lease.response_id, store=kept
+            )
             raise InterruptRejected(reason, shell)
         run = await prepare_run(
             config,
@@ -130,5 +136,7 @@ async def open_run(
         body,
         response_id=response_id or (lease.response_id if lease else None),
         background=bool(body.background),
+        store=kept,
+        previous_response_id=continues,
     )
     return OpenRun(run, shell, lease)

@@ -1,11 +1,13 @@
 """The supported subset of the Responses create request, strictly validated.
 
 Unknown fields fail. A few fields real clients send with harmless values are
-accepted only with those values: ``include: []`` (the Agents SDK), ``store``
-false, ``text.format`` of type ``text`` (the default), and the null
-``caller`` / ``namespace`` / ``parsed`` / ``async`` fields of replayed SDK
-output items. The JSON schema says so too (``include`` has no items, ``store``
-is never true), so the published schema and the server agree.
+accepted only with those values: ``include: []`` (the Agents SDK),
+``text.format`` of type ``text`` (the default), and the null ``caller`` /
+``namespace`` / ``parsed`` / ``async`` fields of replayed SDK output items.
+``store: true`` needs a deployment that keeps Responses; the route checks it
+(``LGOS_RESPONSE_STORE``). The JSON schema says so too (``include`` has no
+items; ``store`` is never true unless the server keeps Responses), so the
+published schema and the server agree.
 """
 
 from __future__ import annotations
@@ -258,15 +260,6 @@ class ResponseCreateRequest(_Strict):
     @classmethod
     def _metadata(cls, value: dict[str, str] | None) -> dict[str, str] | None:
         return check_metadata(value, reserved=RESPONSES_RESERVED_KEYS)
-
-    @field_validator("store")
-    @classmethod
-    def _store(cls, value: bool | None) -> bool | None:
-        if value:
-            raise ValueError(
-                "LGOS does not store responses; omit 'store' or set it to false"
-            )
-        return value
 
     @field_validator("include")
     @classmethod

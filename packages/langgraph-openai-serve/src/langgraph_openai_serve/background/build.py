@@ -1,0 +1,88 @@
+"""The stores and backend the settings describe, built when a server binds.
+
+``LGOS_RESPONSE_STORE`` chooses the store that keeps Responses and
+``LGOS_BACKGROUND_BACKEND`` where background runs go. There is one store:
+background Responses live in the response store when one is set, so a
+PostgreSQL deployment keeps everything in one table family on one pool.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph_openai_serve.background.memory import InMemoryResponseStore
+from langgraph_openai_serve.background.protocol import ResponseStore
+from langgraph_openai_serve.graph.errors import GraphConfigurationError
+from langgraph_openai_serve.openai.state import BackgroundRuntime
+from langgraph_openai_serve.settings import Settings
+
+
+def response_store(settings: Settings) -> ResponseStore | None:
+    """The store ``LGOS_RESPONSE_STORE`` names; ``None`` when unset."""
+    if settings.RESPONSE_STORE is None:
+        return None
+    if settings.RESPONSE_STORE == "postgres":
+        store: ResponseStore = postgres_store(settings, "LGOS_RESPONSE_STORE=postgres")
+        return store
+    return InMemoryResponseStore()
+
+
+def postgres_store(settings: Settings, needed_by: str) -> Any:
+    """A ``PostgresResponseStore`` on a new pool to ``LGOS_DATABASE_URL``."""
+    if settings.DATABASE_URL is None:
+        raise GraphConfigurationError(f"{needed_by} needs LGOS_DATABASE_URL.")
+    from psycopg import AsyncConnection
+    from psycopg.rows import DictRow, dict_row
+    from psycopg_pool import AsyncConnectionPool
+
+    from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
+
+    # One pool for the store and the checkpoints of durable runs. A running
+    # job uses it for its cancel watch, its events and its checkpoints, so it
+    # grows with the worker's concurrency rather than queueing jobs behind
+    # psycopg's default four connections.
+    pool = AsyncConnectionPool(
+        settings.DATABASE_URL.get_secret_value(),
+        connection_class=AsyncConnection[DictRow],
+        min_size=2,
+        max_size=settings.BACKGROUND_CONCURRENCY + 4,
+        open=False,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+    )
+    return PostgresResponseStore(pool)
+
+
+def postgres_background(
+    settings: Settings, store: ResponseStore | None = None
+) -> BackgroundRuntime:
+    """The PostgreSQL store and procrastinate backend ``settings`` describe;
+    ``store``: the PostgreSQL response store to share.
+
+    Raises:
+        GraphConfigurationError: no ``LGOS_DATABASE_URL``, or a response
+            store that is not PostgreSQL's (background jobs of worker
+            processes must live where every process sees them).
+    """
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    from langgraph_openai_serve.background.postgres.queue import ProcrastinateBackend
+    from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
+
+    if store is not None and not isinstance(store, PostgresResponseStore):
+        raise GraphConfigurationError(
+            "LGOS_BACKGROUND_BACKEND=postgres keeps background Responses in "
+            "PostgreSQL, so the response store must be too: set "
+            "LGOS_RESPONSE_STORE=postgres."
+        )
+    postgres = store or postgres_store(settings, "LGOS_BACKGROUND_BACKEND=postgres")
+    url = settings.DATABASE_URL.get_secret_value()  # type: ignore[union-attr]
+    backend = ProcrastinateBackend(
+        url, postgres, stalled_timeout=settings.WORKER_STALLED_TIMEOUT
+    )
+    pool = postgres.pool
+    return BackgroundRuntime(
+        store=postgres,
+        backend=backend,
+        max_attempts=settings.BACKGROUND_MAX_ATTEMPTS,
+        checkpointer_factory=lambda: AsyncPostgresSaver(pool),
+    )

@@ -1,0 +1,117 @@
+"""The input items of a kept Response: what its request carried, listable.
+
+A request's input (a string, or items in the easy or full form) is kept as
+Responses items in their full shape, each with an id, so ``GET
+/responses/{id}/input_items`` lists them as OpenAI does and a later
+``previous_response_id`` replays them unchanged. Nothing here runs unless
+the deployment keeps Responses.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from langgraph_openai_serve.graph.errors import InvalidRequestError
+from langgraph_openai_serve.openai.responses.items import new_id
+from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
+
+_ID_PREFIXES = {
+    "message": "msg",
+    "function_call": "fc",
+    "function_call_output": "fco",
+    "custom_tool_call": "ctc",
+    "custom_tool_call_output": "ctco",
+    "web_search_call": "ws",
+    "mcp_approval_response": "mcpr",
+}
+
+INCLUDABLE = frozenset(
+    {
+        "code_interpreter_call.outputs",
+        "computer_call_output.output.image_url",
+        "file_search_call.results",
+        "message.input_image.image_url",
+        "message.output_text.logprobs",
+        "reasoning.encrypted_content",
+        "web_search_call.action.sources",
+        "web_search_call.results",
+    }
+)
+"""OpenAI's ``include`` values: accepted, and they add nothing, since LGOS
+keeps no images, search results, logprobs or reasoning."""
+
+
+def input_items_of(body: ResponseCreateRequest) -> list[dict[str, Any]]:
+    """The request's input as full Responses items with ids."""
+    if isinstance(body.input, str):
+        return [_message("user", [{"type": "input_text", "text": body.input}])]
+    items: list[dict[str, Any]] = []
+    for item in body.input:
+        data = item.model_dump(mode="json", exclude_none=True, by_alias=True)
+        kind = data.setdefault("type", "message")
+        if kind == "message":
+            content = data["content"]
+            if isinstance(content, str):
+                data["content"] = [_text_part(data["role"], content)]
+            data.setdefault("status", "completed")
+        items.append({"id": data.pop("id", None) or new_id(_ID_PREFIXES[kind]), **data})
+    return items
+
+
+def _message(role: str, content: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "id": new_id("msg"),
+        "type": "message",
+        "role": role,
+        "status": "completed",
+        "content": content,
+    }
+
+
+def _text_part(role: str, text: str) -> dict[str, Any]:
+    if role == "assistant":
+        return {"type": "output_text", "text": text, "annotations": []}
+    return {"type": "input_text", "text": text}
+
+
+def check_include(values: list[str]) -> None:
+    """Raises ``InvalidRequestError`` (param ``include``) for unknown values."""
+    for value in values:
+        if value not in INCLUDABLE:
+            raise InvalidRequestError(
+                f"Invalid value for 'include': '{value}' is not a supported value.",
+                param="include",
+            )
+
+
+def items_page(
+    items: list[dict[str, Any]],
+    *,
+    limit: int,
+    order: Literal["asc", "desc"],
+    after: str | None,
+) -> dict[str, Any]:
+    """One page of ``items`` as an OpenAI list: ``order`` ``asc`` is the
+    order the request sent them, ``after`` the id the page follows.
+
+    Raises:
+        InvalidRequestError: ``after`` names no item of the list.
+    """
+    ordered = items if order == "asc" else items[::-1]
+    start = 0
+    if after is not None:
+        ids = [item["id"] for item in ordered]
+        if after not in ids:
+            raise InvalidRequestError(
+                f"No input item '{after}' was found in this response.",
+                param="after",
+            )
+        start = ids.index(after) + 1
+    data = ordered[start : start + limit]
+    return {
+        "object": "list",
+        "data": data,
+        "first_id": data[0]["id"] if data else None,
+        "last_id": data[-1]["id"] if data else None,
+        "has_more": start + limit < len(ordered),
+    }

@@ -1,0 +1,235 @@
+"""One conformance suite for every ``ResponseStore``: memory and PostgreSQL.
+
+Each test runs against both stores (the ``store`` fixture is parametrized),
+so they keep Responses, their items and their chains the same way, isolate
+scopes the same way, and delete what they promise.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+from langgraph_openai_serve.background.memory import InMemoryResponseStore
+from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
+from langgraph_openai_serve.background.protocol import BackgroundJob
+from postgres_fixtures import POOL_KWARGS
+from psycopg_pool import AsyncConnectionPool
+
+pytestmark = pytest.mark.anyio
+
+# The table as the first background release created it, before foreground
+# Responses were kept: the migration must keep its rows.
+_OLD_SCHEMA = """
+CREATE TABLE lgos_background_responses (
+    id text PRIMARY KEY,
+    scope text NOT NULL,
+    job jsonb NOT NULL,
+    snapshot jsonb NOT NULL,
+    cancel_requested boolean NOT NULL DEFAULT false,
+    idempotency_key text,
+    body_digest text,
+    created_at timestamptz NOT NULL DEFAULT now()
+)
+"""
+
+
+class Clock:
+    """A wall clock the memory store reads; PostgreSQL uses its own now()."""
+
+    def __init__(self) -> None:
+        self.now = dt.datetime.now(dt.UTC).timestamp()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(params=["memory", "postgres"])
+async def store(request, postgres_pool_factory):
+    if request.param == "memory":
+        yield InMemoryResponseStore(wall_clock=Clock())
+        return
+    pool = await postgres_pool_factory()
+    postgres = PostgresResponseStore(pool)
+    await postgres.setup()
+    async with pool.connection() as conn:
+        await conn.execute("TRUNCATE lgos_background_responses CASCADE")
+    yield postgres
+    await postgres._listener.close()
+
+
+def _response(
+    previous: str | None = None, status: str = "completed", text: str = "hi"
+) -> dict[str, Any]:
+    return {
+        "id": f"resp_{uuid.uuid4().hex}",
+        "object": "response",
+        "status": status,
+        "background": False,
+        "previous_response_id": previous,
+        "store": True,
+        "output": [
+            {
+                "id": f"msg_{uuid.uuid4().hex}",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ],
+    }
+
+
+def _items(text: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": f"msg_{uuid.uuid4().hex}",
+            "type": "message",
+            "role": "user",
+            "status": "completed",
+            "content": [{"type": "input_text", "text": text}],
+        }
+    ]
+
+
+async def test_a_kept_response_and_its_items_come_back_as_saved(store):
+    response, items = _response(), _items("question")
+
+    await store.save("alice", response, items)
+
+    assert await store.get(response["id"], "alice") == response
+    assert await store.input_items(response["id"], "alice") == items
+
+
+async def test_another_scope_finds_nothing_and_deletes_nothing(store):
+    response = _response()
+    await store.save("alice", response, _items("secret"))
+
+    assert await store.get(response["id"], "bob") is None
+    assert await store.input_items(response["id"], "bob") is None
+    assert await store.chain(response["id"], "bob") is None
+    assert await store.delete(response["id"], "bob") is False
+    assert await store.get(response["id"], "alice") == response
+
+
+async def test_a_chain_is_walked_oldest_first_and_ends_at_a_deleted_ancestor(store):
+    first = _response(text="one")
+    second = _response(first["id"], text="two")
+    third = _response(second["id"], text="three")
+    for number, response in enumerate((first, second, third)):
+        await store.save("alice", response, _items(f"q{number}"))
+
+    whole = await store.chain(third["id"], "alice")
+    await store.delete(first["id"], "alice")
+    cut = await store.chain(third["id"], "alice")
+
+    assert [turn.response["id"] for turn in whole] == [
+        first["id"],
+        second["id"],
+        third["id"],
+    ]
+    assert [turn.input_items[0]["content"][0]["text"] for turn in whole] == [
+        "q0",
+        "q1",
+        "q2",
+    ]
+    assert [turn.response["id"] for turn in cut] == [second["id"], third["id"]]
+    assert await store.chain("resp_unknown", "alice") is None
+
+
+async def test_deleting_a_background_response_removes_its_events(store):
+    job = BackgroundJob(response_id=f"resp_{uuid.uuid4().hex}", scope="alice", body={})
+    snapshot = {"id": job.response_id, "status": "queued", "background": True}
+    await store.create(job, snapshot, input_items=_items("run"))
+    await store.append_events(job.response_id, [{"type": "response.created"}])
+    await store.set_snapshot(job.response_id, {**snapshot, "status": "completed"})
+
+    assert (await store.input_items(job.response_id, "alice"))[0]["type"] == "message"
+    assert await store.delete(job.response_id, "alice") is True
+    assert await store.get(job.response_id, "alice") is None
+    assert await store.job(job.response_id) is None
+    if isinstance(store, PostgresResponseStore):
+        assert await _rows(store, job.response_id) == (0, 0)
+
+
+async def test_expiry_deletes_finished_responses_only(store):
+    old, running = _response(), BackgroundJob(f"resp_{uuid.uuid4().hex}", "alice", {})
+    await store.save("alice", old, _items("old"))
+    await store.create(running, {"id": running.response_id, "status": "in_progress"})
+    # Everything above is older than a moment from now (both clocks).
+    before = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)
+    newer = _response()
+    if isinstance(store, InMemoryResponseStore):
+        store._wall_clock.now = before.timestamp() + 1  # type: ignore[attr-defined]
+    await store.save("alice", newer, _items("new"))
+    if isinstance(store, PostgresResponseStore):
+        await _age(store, old["id"], running.response_id)
+        before = dt.datetime.now(dt.UTC) - dt.timedelta(days=1)
+
+    deleted = await store.delete_expired(before)
+
+    assert deleted == 1
+    assert await store.get(old["id"], "alice") is None
+    assert await store.get(running.response_id, "alice") is not None
+    assert await store.get(newer["id"], "alice") == newer
+    if isinstance(store, PostgresResponseStore):
+        assert await _rows(store, old["id"]) == (0, 0)
+
+
+async def _age(store: PostgresResponseStore, *response_ids: str) -> None:
+    async with store.pool.connection() as conn:
+        await conn.execute(
+            "UPDATE lgos_background_responses "
+            "SET created_at = now() - interval '31 days' WHERE id = ANY(%s)",
+            (list(response_ids),),
+        )
+
+
+async def _rows(store: PostgresResponseStore, response_id: str) -> tuple[int, int]:
+    async with store.pool.connection() as conn:
+        responses = await conn.execute(
+            "SELECT count(*) AS n FROM lgos_background_responses WHERE id = %s",
+            (response_id,),
+        )
+        events = await conn.execute(
+            "SELECT count(*) AS n FROM lgos_background_events WHERE response_id = %s",
+            (response_id,),
+        )
+        return (await responses.fetchone())["n"], (await events.fetchone())["n"]
+
+
+async def test_setup_migrates_an_existing_background_table_in_place(postgres_uri):
+    database = f"lgos_migration_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_uri, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {database}")
+    url = psycopg.conninfo.make_conninfo(postgres_uri, dbname=database)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(_OLD_SCHEMA)
+        conn.execute(
+            "INSERT INTO lgos_background_responses (id, scope, job, snapshot) "
+            "VALUES ('resp_old', 'alice', "
+            '\'{"response_id": "resp_old", "scope": "alice", "body": {}}\', '
+            '\'{"id": "resp_old", "status": "completed"}\')'
+        )
+    pool = AsyncConnectionPool(url, open=False, kwargs=POOL_KWARGS)
+    await pool.open(wait=True)
+    migrated = PostgresResponseStore(pool)
+    try:
+        await migrated.setup()
+        await migrated.setup()  # idempotent
+        kept = _response()
+        await migrated.save("alice", kept, _items("after the migration"))
+
+        assert await migrated.get("resp_old", "alice") == {
+            "id": "resp_old",
+            "status": "completed",
+        }
+        assert await migrated.input_items("resp_old", "alice") == []
+        assert await migrated.job("resp_old") is not None
+        assert await migrated.get(kept["id"], "alice") == kept
+    finally:
+        await migrated._listener.close()
+        await pool.close()
