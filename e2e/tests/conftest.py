@@ -100,10 +100,15 @@ def _keep_stack_logs(state: Path) -> None:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The first test also waits for the stack to start (pytest-timeout
-    counts fixture setup): give it that time on top of its own. Last, so the
-    first test is the first one left after ``-k`` deselection."""
+    counts fixture setup): give it that time on top of its own. Each of the
+    stack's services has ``STACK_START_SECONDS`` from its own start, and they
+    start in rounds (PostgreSQL, the demo API, the model sync, LiteLLM, the
+    UIs, ...), so this hang guard allows a slow machine three such budgets in
+    all. Last, so the first test is the first one left after ``-k``
+    deselection."""
     if items and items[0].get_closest_marker("timeout") is None:
-        items[0].add_marker(pytest.mark.timeout(STACK_START_SECONDS + 120))
+        guard = 3 * STACK_START_SECONDS + 120
+        items[0].add_marker(pytest.mark.timeout(guard))
 
 
 @pytest.fixture(scope="session")

@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 from background_stack import TERMINAL, Stack, terminate
-from lgos_testkit import wait_until
+from lgos_testkit import wait_while_progressing
 
 # 40 runs through killed and stopped processes: minutes on a busy machine.
 pytestmark = pytest.mark.timeout(900)
@@ -77,8 +77,8 @@ def test_forty_runs_survive_killed_and_stopped_workers_and_a_killed_api(
             for tag in tags
         }
         # Both workers are full: 2 x CONCURRENCY runs are held mid-graph.
-        wait_until(
-            lambda: _started(stack, tags) >= 2 * CONCURRENCY, 120, "full workers"
+        wait_while_progressing(
+            lambda: _started(stack, tags), 2 * CONCURRENCY, 120, "full workers"
         )
 
         killed.kill()
@@ -93,15 +93,17 @@ def test_forty_runs_survive_killed_and_stopped_workers_and_a_killed_api(
         client = stack.client()
         final = {}
 
-        def all_terminal() -> bool:
+        def ended() -> int:
             for tag, response_id in submitted.items():
                 if tag not in final:
                     response = client.responses.retrieve(response_id)
                     if response.status in TERMINAL:
                         final[tag] = response
-            return len(final) == RUNS
+            return len(final)
 
-        wait_until(all_terminal, 120, "every Response to end", 0.2)
+        # A busy CI machine ends the 40 runs slowly: fail only when none ends
+        # for two minutes, not when all take longer than some total.
+        wait_while_progressing(ended, RUNS, 120, "every Response to end", 0.2)
         retry = client.responses.create(
             model="steps",
             input=tags[0],

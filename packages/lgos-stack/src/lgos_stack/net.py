@@ -72,6 +72,33 @@ def wait_until(
     raise TimeoutError(f"timed out after {timeout:g} s waiting for {what}")
 
 
+def wait_while_progressing(
+    progress: Callable[[], int],
+    target: int,
+    stall: float,
+    what: str,
+    interval: float = 0.05,
+) -> None:
+    """Call ``progress`` every ``interval`` seconds until it reaches
+    ``target``, for as long as it keeps rising: a busy machine that is slow
+    but moving passes, one that is stuck fails.
+
+    Raises ``TimeoutError`` naming ``what`` once ``stall`` seconds pass
+    without a rise.
+    """
+    best = progress()
+    deadline = time.monotonic() + stall
+    while best < target:
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"no progress for {stall:g} s waiting for {what} ({best}/{target})"
+            )
+        time.sleep(interval)
+        now = progress()
+        if now > best:
+            best, deadline = now, time.monotonic() + stall
+
+
 async def async_wait_until(
     check: Callable[[], Awaitable[bool]],
     within: float,

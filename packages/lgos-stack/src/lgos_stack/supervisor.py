@@ -129,36 +129,45 @@ class Supervisor:
     def start(self) -> None:
         """Start every service and return once all are healthy.
 
+        Each service has ``startup_timeout`` seconds (on the policy's clock)
+        from its own start to become healthy, so a slow machine that starts
+        one service after another still starts them all, and a service that
+        hangs is named.
         A crash while starting stops the start: it is a configuration or
         installation problem, not bad luck.
 
         Raises:
-            StackError: a child exited or stayed unhealthy past the timeout.
+            StackError: a child exited or stayed unhealthy past its timeout.
         """
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        deadline = time.monotonic() + self.startup_timeout
         pending = list(self.services)
         healthy: set[str] = set()
+        started_at: dict[str, float] = {}
         with httpx.Client(timeout=2) as http:
             while pending or len(healthy) < len(self.running):
                 for service in [s for s in pending if set(s.after) <= healthy]:
                     pending.remove(service)
                     self.running.append(self._spawn(service))
+                    started_at[service.name] = self.policy.clock()
                 for child in self.running:
                     name = child.service.name
                     if name not in healthy and self._check(http, child):
                         healthy.add(name)
                         child.state = _ready_state(child)
-                if time.monotonic() > deadline:
-                    unhealthy = [
-                        c for c in self.running if c.service.name not in healthy
-                    ]
-                    waiting = [c.service.name for c in unhealthy]
-                    waiting += [f"{s.name} (not started)" for s in pending]
+                late = [
+                    c
+                    for c in self.running
+                    if c.service.name not in healthy
+                    and self.policy.clock() - started_at[c.service.name]
+                    > self.startup_timeout
+                ]
+                if late:
+                    waiting = ", ".join(f"{s.name} (not started)" for s in pending)
                     raise StackError(
-                        f"not healthy after {self.startup_timeout:.0f} s: "
-                        + ", ".join(waiting)
-                        + "".join(_tail(c) for c in unhealthy)
+                        f"not healthy {self.startup_timeout:.0f} s after starting: "
+                        + ", ".join(c.service.name for c in late)
+                        + (f"; waiting for them: {waiting}" if waiting else "")
+                        + "".join(_tail(c) for c in late)
                     )
                 time.sleep(_POLL)
 

@@ -14,6 +14,7 @@ from lgos_stack.net import (
     free_ports,
     http_ok,
     wait_until,
+    wait_while_progressing,
 )
 from lgos_stack.processes import RunningProcess, pid_alive, running, start_process
 
@@ -72,4 +73,5 @@ __all__ = [
     "start_process",
     "wait_for_response",
     "wait_until",
+    "wait_while_progressing",
 ]

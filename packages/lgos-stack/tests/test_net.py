@@ -1,0 +1,28 @@
+"""Waiting on progress: slow but moving passes, stuck fails naming how far."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from lgos_stack.net import wait_while_progressing
+
+
+def test_a_count_that_keeps_rising_is_waited_for_until_it_reaches_its_target():
+    counts = itertools.count(1)
+    seen: list[int] = []
+
+    def progress() -> int:
+        seen.append(next(counts))
+        return seen[-1]
+
+    wait_while_progressing(progress, 5, stall=30, what="the runs", interval=0)
+
+    assert seen[-1] == 5
+
+
+def test_a_count_that_stops_rising_fails_naming_what_and_how_far():
+    with pytest.raises(
+        TimeoutError, match=r"no progress for 0.2 s waiting for the runs \(2/5\)"
+    ):
+        wait_while_progressing(lambda: 2, 5, stall=0.2, what="the runs")
