@@ -4,12 +4,15 @@ retrieve, delete, ``input_items``, ``previous_response_id`` on any graph,
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 
 import openai
 import pytest
 from interrupt_graphs import refund_graph
+from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import MessagesState
 from langgraph_openai_serve import (
     GraphConfigurationError,
     GraphFeature,
@@ -21,7 +24,7 @@ from langgraph_openai_serve import (
 from langgraph_openai_serve.testing import ScriptedChatModel
 from lgos_testkit import await_response
 from pydantic import ValidationError
-from support import config, single_model_graph
+from support import config, one_node_graph, single_model_graph
 
 pytestmark = pytest.mark.anyio
 
@@ -34,8 +37,18 @@ def _transcript(messages):
 
 
 @pytest.fixture
-def graphs():
+def release():
+    return asyncio.Event()
+
+
+@pytest.fixture
+def graphs(release):
+    async def held(state: MessagesState) -> dict[str, list[AIMessage]]:
+        await release.wait()
+        return {"messages": [AIMessage(content="Released.")]}
+
     return {
+        "held": config(one_node_graph(held), features={GraphFeature.BACKGROUND}),
         "history": config(single_model_graph(ScriptedChatModel(responder=_transcript))),
         "notes": config(
             single_model_graph(ScriptedChatModel(responder=_transcript)),
@@ -263,6 +276,38 @@ async def test_background_responses_are_listed_chained_and_deleted(client):
     assert refused["param"] == "store"
     assert (await client.responses.delete(job.id)) is None
     await _status_error(client.responses.retrieve(job.id), 404)
+
+
+async def test_a_running_background_response_is_deleted_only_once_finished(
+    client, release
+):
+    job = await client.responses.create(model="held", input="Wait", background=True)
+    await await_response(client, job.id, {"in_progress"})
+
+    busy = await _status_error(client.responses.delete(job.id), 409)
+    release.set()
+    await await_response(client, job.id, {"completed"})
+    await client.responses.delete(job.id)
+
+    assert busy["code"] == "response_in_progress"
+    await _status_error(client.responses.retrieve(job.id), 404)
+
+
+async def test_only_background_responses_are_cancelled_or_streamed_again(client):
+    created = await client.responses.create(model="history", input="Hi")
+
+    cancel = await _status_error(client.responses.cancel(created.id), 400)
+    stream = await _status_error(
+        client.get(
+            f"/responses/{created.id}",
+            cast_to=object,
+            options={"params": {"stream": "true"}},
+        ),
+        400,
+    )
+
+    assert cancel["type"] == "invalid_request_error"
+    assert stream["param"] == "stream"
 
 
 def test_an_invalid_store_setting_fails_at_startup_naming_it(monkeypatch):

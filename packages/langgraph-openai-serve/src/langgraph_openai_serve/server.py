@@ -133,7 +133,16 @@ class LanggraphOpenaiServe:
             background=self._background_runtime(responses),
             responses=responses,
         )
-        install_error_handlers(openai_app)
+        routers = (
+            model_routes.router,
+            chat_routes.router,
+            response_routes.router,
+            stored_routes.router,
+            health.router,
+        )
+        install_error_handlers(
+            openai_app, [route for router in routers for route in router.routes]
+        )
         # Added last = outermost: CORS answers preflights before auth runs.
         openai_app.add_middleware(
             RequestContextMiddleware, api_keys=settings.api_keys()
@@ -146,11 +155,8 @@ class LanggraphOpenaiServe:
                 allow_headers=["*"],
                 expose_headers=["X-Request-ID"],
             )
-        openai_app.include_router(model_routes.router)
-        openai_app.include_router(chat_routes.router)
-        openai_app.include_router(response_routes.router)
-        openai_app.include_router(stored_routes.router)
-        openai_app.include_router(health.router)
+        for router in routers:
+            openai_app.include_router(router)
         document_bodies(
             openai_app,
             ChatCompletionRequest,

@@ -19,6 +19,7 @@ from fastapi.exceptions import RequestValidationError
 from langchain_core.exceptions import ContextOverflowError
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
+from starlette.routing import BaseRoute, Match, Route
 
 from langgraph_openai_serve.background.errors import (
     IdempotencyKeyReusedError,
@@ -269,17 +270,34 @@ async def _handle(request: Request, exc: Exception) -> Response:
     return response_for(exc)
 
 
-def install_error_handlers(app: FastAPI) -> None:
+def install_error_handlers(app: FastAPI, routes: Sequence[BaseRoute] = ()) -> None:
     """Route every error of ``app`` through the envelope table (unexpected
-    exceptions reach ``RequestContextMiddleware``, which uses it too)."""
+    exceptions reach ``RequestContextMiddleware``, which uses it too).
+
+    ``routes``: the app's routes, so a 405 names in ``Allow`` the methods of
+    every route of its path (Starlette names the first route's only, and
+    ``GET`` and ``DELETE /responses/{id}`` are two routes)."""
     for exc_class in (
         RequestValidationError,
-        HTTPException,
         InvalidRequestError,
         *_TABLE,
         *_SERVER_TABLE,
     ):
         app.add_exception_handler(exc_class, _handle)
+    served = [route for route in routes if isinstance(route, Route) and route.methods]
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        response = response_for(exc)
+        if isinstance(exc, HTTPException) and exc.status_code == 405:
+            allowed: set[str] = set()
+            for route in served:
+                if route.matches(request.scope)[0] != Match.NONE:
+                    allowed |= route.methods or set()
+            if allowed:
+                response.headers["Allow"] = ", ".join(sorted(allowed))
+        return response
+
+    app.add_exception_handler(HTTPException, http_error)
 
 
 def install_http_error_handler(app: FastAPI) -> None:
