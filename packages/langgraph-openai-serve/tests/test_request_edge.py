@@ -135,7 +135,7 @@ async def test_unknown_paths_inside_and_outside_the_mount_are_404_envelopes(http
         ("DELETE", "/v1/models", "GET"),
         ("GET", "/v1/responses", "POST"),
         ("PUT", "/v1/chat/completions", "POST"),
-        ("POST", "/v1/responses/resp_1", "GET"),
+        ("POST", "/v1/responses/resp_1", "DELETE, GET"),
     ],
 )
 async def test_a_wrong_method_is_405_with_allow(http, method, path, allow):
