@@ -78,6 +78,7 @@ def test_the_valve_tables_name_every_valve_with_its_default():
             "models",
             "skip_models",
             "open_webui_url",
+            "follow_url",
         ],
         "",
     )

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from lgos_stack.gateway import gateway_services, litellm_config
+from lgos_stack.gateway import FOLLOW_TARGET_ENV, gateway_services, litellm_config
 
 REPO = Path(__file__).resolve().parents[3]
 MASTER_KEY = "sk-lgos-gateway-master"
@@ -66,8 +66,8 @@ def compose_config(
 ) -> GatewayConfig:
     """compose's /etc/litellm: its gateway file, the modules, the synced list.
 
-    With ``api_base_url`` the follow route's target (the demo API inside the
-    compose network) is pointed at that server instead."""
+    The follow route's target is compose's (the demo API inside the compose
+    network), or with ``api_base_url`` that server."""
     compose = compose_file()
     for used in compose["services"]["litellm"]["configs"]:
         source = REPO / "compose" / compose["configs"][used["source"]]["file"]
@@ -76,10 +76,7 @@ def compose_config(
     (folder / "synced" / "config.yaml").write_text(
         yaml.safe_dump({"model_list": list(routes)})
     )
-    config = folder / "config.yaml"
+    target = compose["services"]["litellm"]["environment"][FOLLOW_TARGET_ENV]
     if api_base_url is not None:
-        document = yaml.safe_load(config.read_text())
-        for route in document["general_settings"]["pass_through_endpoints"]:
-            route["target"] = f"{api_base_url}/responses"
-        config.write_text(yaml.safe_dump(document))
-    return config, {}
+        target = f"{api_base_url}/responses"
+    return folder / "config.yaml", {FOLLOW_TARGET_ENV: target}

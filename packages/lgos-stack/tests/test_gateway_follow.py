@@ -260,13 +260,15 @@ def test_both_stacks_seed_the_same_follow_route(tmp_path):
     (compose_route,) = compose.pop("pass_through_endpoints")
     assert native == compose
     assert native["disable_responses_id_security"] is True
-    assert native_route.pop("target") == f"os.environ/{FOLLOW_TARGET_ENV}"
+    assert native_route == compose_route
+    assert native_route["target"] == f"os.environ/{FOLLOW_TARGET_ENV}"
     assert env[FOLLOW_TARGET_ENV] == "http://127.0.0.1:8123/v1/responses"
     # compose's target is the demo API as its model sync reaches it.
-    sync = compose_file()["services"]["model-sync"]["command"]
+    services = compose_file()["services"]
+    sync = services["model-sync"]["command"]
     deployment = sync[sync.index("--deployment") + 1]
-    assert compose_route.pop("target") == deployment.split(",")[1] + "/responses"
-    assert native_route == compose_route
+    target = services["litellm"]["environment"][FOLLOW_TARGET_ENV]
+    assert target == deployment.split(",")[1] + "/responses"
     assert native_route["path"] == FOLLOW_BASE_PATH + "/responses"
     assert native_route["auth"] is True
 
