@@ -1,6 +1,5 @@
 """Stack journeys: what a person sees in Chainlit when a service of the
-running stack dies, when the question is a pasted document, and when a
-message is too large to send."""
+running stack dies, and when the question is a pasted document."""
 
 from __future__ import annotations
 
@@ -68,19 +67,4 @@ def test_a_pasted_document_to_citations_is_answered_with_sources(
 
     chainlit.send("How do I upload files to the Files API? " * 2500)
 
-    expect(chainlit.answer_containing("Here is what I found")).to_be_visible()
-
-
-def test_a_message_too_large_to_send_is_answered_where_it_was_typed(
-    chainlit: ChainlitPage,
-):
-    chainlit.pick_graph("lgos/citations")
-
-    chainlit.send("x" * (3 * 1024 * 1024))
-
-    expect(
-        chainlit.page.get_by_text("this chat accepts at most 2.0 MB")
-    ).to_be_visible()
-    # The connection held: the same chat answers the next message.
-    chainlit.send("How do I upload files to the Files API?")
     expect(chainlit.answer_containing("Here is what I found")).to_be_visible()
