@@ -120,12 +120,17 @@ class _Cut(httpx.AsyncByteStream):
         self.inner, self.frames = inner, frames
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        seen = 0
+        # Cut at the frame boundary, not at a chunk's end: a fast run can
+        # arrive whole in one chunk, and the drop must still come mid-stream.
+        left = self.frames
         async for chunk in self.inner:
-            yield chunk
-            seen += chunk.count(b"\n\n")
-            if seen >= self.frames:
+            end = 0
+            while left and (found := chunk.find(b"\n\n", end)) != -1:
+                end, left = found + 2, left - 1
+            if not left:
+                yield chunk[:end]
                 raise httpx.ReadError("connection dropped (test)")
+            yield chunk
 
     async def aclose(self) -> None:
         await self.inner.aclose()
