@@ -1285,7 +1285,7 @@ class _Turn:
         after, idle, response = -1, 0, None
         try:
             while response is None:
-                seen = after
+                seen, dropped = after, False
                 try:
                     async with aclosing(
                         follow_response(http, follow_url, key, run_id, after)
@@ -1307,7 +1307,7 @@ class _Turn:
                                     )
                                 yield action
                 except httpx.TransportError:
-                    pass  # dropped: reattach after the last event seen
+                    dropped = True  # reattach after the last event seen
                 except GatewayError as exc:
                     if exc.status == 404 and exc.code is None and after < 0:
                         # The gateway's own 404: it has no follow route.
@@ -1317,8 +1317,10 @@ class _Turn:
                             "or turn your background valve off."
                         ) from exc
                     raise
-                if response is None:
+                if response is None and not dropped:
                     # A cancelled run's stream ends without a terminal event.
+                    # (After a drop, the next follow replays what was missed,
+                    # even when the run has ended meanwhile.)
                     snapshot = await gateway_json(
                         http, "GET", f"{follow_url}/responses/{run_id}", key
                     )
