@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import conversation_client
 import memory_client
 import openai
 import pytest
@@ -34,3 +35,26 @@ def test_deleting_the_first_turn_cuts_the_conversation_there(serve):
             model="recall", input="Again.", previous_response_id=first.id
         )
     assert gone.value.body["param"] == "previous_response_id"
+
+
+def test_a_conversation_collects_every_turn_until_deleted(serve, capsys):
+    server = serve("memory_app")
+
+    conversation_client.main(server.base_url)
+
+    assert capsys.readouterr().out == expected_output("conversation_client.out")
+
+
+def test_conversation_and_previous_response_id_together_are_refused(serve):
+    client = serve("memory_app").client()
+    conversation = client.conversations.create()
+    first = client.responses.create(model="recall", input="One.")
+
+    with pytest.raises(openai.BadRequestError) as refused:
+        client.responses.create(
+            model="recall",
+            input="Two.",
+            conversation=conversation.id,
+            previous_response_id=first.id,
+        )
+    assert refused.value.body["param"] == "conversation"

@@ -1,5 +1,6 @@
-"""Kept Responses on PostgreSQL: ``lgos serve`` with two API keys, the
-official SDK over TCP, tenant isolation and ``lgos responses-cleanup``."""
+"""Kept Responses and Conversations on PostgreSQL: ``lgos serve`` with two
+API keys, the official SDK over TCP, tenant isolation and ``lgos
+responses-cleanup``."""
 
 from __future__ import annotations
 
@@ -153,3 +154,87 @@ def test_cleanup_deletes_expired_responses_with_their_events_and_items(served):
         "SELECT count(*) FROM lgos_background_events WHERE response_id = %s", job.id
     ) == [(0,)]
     assert alice.responses.retrieve(recent.id) == recent
+
+
+def test_a_conversation_on_postgres_holds_every_turn_until_deleted(served):
+    alice = served.alice
+    conversation = alice.conversations.create(
+        items=[{"role": "user", "content": "My name is Ada."}],
+        metadata={"topic": "names"},
+    )
+    first = alice.responses.create(
+        model="history", input="I like tea.", conversation=conversation.id
+    )
+    with alice.responses.stream(
+        model="history", input="Who am I?", conversation=conversation.id
+    ) as stream:
+        second = stream.get_final_response()
+    queued = alice.responses.create(
+        model="notes", input="Again?", conversation=conversation.id, background=True
+    )
+    third = wait_for_response(alice, queued.id, {"completed"})
+
+    assert second.output_text == "Saw " + " | ".join(
+        [
+            "human:My name is Ada.",
+            "human:I like tea.",
+            f"ai:{first.output_text}",
+            "human:Who am I?",
+        ]
+    )
+    assert third.output_text.endswith(f"ai:{second.output_text} | human:Again?")
+    items = alice.conversations.items.list(conversation.id, order="asc", limit=2)
+    assert [item.content[0].text for item in items] == [
+        "My name is Ada.",
+        "I like tea.",
+        first.output_text,
+        "Who am I?",
+        second.output_text,
+        "Again?",
+        third.output_text,
+    ]
+    alice.conversations.delete(conversation.id)
+    assert served.sql(
+        "SELECT count(*) FROM lgos_conversation_items WHERE conversation_id = %s",
+        conversation.id,
+    ) == [(0,)]
+    # The Responses stay: deleting a Conversation deletes its items only.
+    assert alice.responses.retrieve(second.id).output_text == second.output_text
+
+
+def test_another_tenant_gets_404_for_every_conversation_route(served):
+    alice, bob = served.alice, served.bob
+    conversation = alice.conversations.create(
+        items=[{"id": "msg_secret", "role": "user", "content": "Alice's secret"}]
+    )
+    cid = conversation.id
+
+    attempts = {
+        "retrieve": lambda: bob.conversations.retrieve(cid),
+        "update": lambda: bob.conversations.update(cid, metadata={"by": "bob"}),
+        "delete": lambda: bob.conversations.delete(cid),
+        "items.list": lambda: bob.conversations.items.list(cid),
+        "items.create": lambda: bob.conversations.items.create(
+            cid, items=[{"role": "user", "content": "Bob was here"}]
+        ),
+        "items.retrieve": lambda: bob.conversations.items.retrieve(
+            "msg_secret", conversation_id=cid
+        ),
+        "items.delete": lambda: bob.conversations.items.delete(
+            "msg_secret", conversation_id=cid
+        ),
+        "responses.create": lambda: bob.responses.create(
+            model="history", input="Tell me", conversation=cid
+        ),
+    }
+    answers = {}
+    for name, attempt in attempts.items():
+        with pytest.raises(openai.NotFoundError) as caught:
+            attempt()
+        answers[name] = caught.value.body
+
+    assert "Alice's secret" not in json.dumps(answers)
+    assert answers["responses.create"]["param"] == "conversation"
+    assert alice.conversations.retrieve(cid) == conversation
+    items = alice.conversations.items.list(cid)
+    assert [item.content[0].text for item in items.data] == ["Alice's secret"]

@@ -17,6 +17,7 @@ from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Mount
 
 from langgraph_openai_serve.background.build import (
+    conversation_store,
     postgres_background,
     response_store,
 )
@@ -36,6 +37,7 @@ from langgraph_openai_serve.openai import health
 from langgraph_openai_serve.openai.chat import routes as chat_routes
 from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
 from langgraph_openai_serve.openai.context import RequestContextMiddleware
+from langgraph_openai_serve.openai.conversations import routes as conversation_routes
 from langgraph_openai_serve.openai.errors import (
     install_error_handlers,
     install_http_error_handler,
@@ -132,12 +134,14 @@ class LanggraphOpenaiServe:
             chat_status_as_reasoning=settings.CHAT_STATUS_AS_REASONING,
             background=self._background_runtime(responses),
             responses=responses,
+            conversations=conversation_store(responses),
         )
         routers = (
             model_routes.router,
             chat_routes.router,
             response_routes.router,
             stored_routes.router,
+            conversation_routes.router,
             health.router,
         )
         install_error_handlers(
@@ -161,6 +165,7 @@ class LanggraphOpenaiServe:
             openai_app,
             ChatCompletionRequest,
             ResponseCreateRequest,
+            *conversation_routes.BODY_MODELS,
             adjust=_allow_store if responses is not None else None,
         )
         mount = Mount(mount_at, app=openai_app, name="openai")

@@ -4,6 +4,7 @@
 ``LGOS_BACKGROUND_BACKEND`` where background runs go. There is one store:
 background Responses live in the response store when one is set, so a
 PostgreSQL deployment keeps everything in one table family on one pool.
+Conversations are kept exactly when Responses are, beside them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from typing import Any
 
 from langgraph_openai_serve.background.memory import InMemoryResponseStore
 from langgraph_openai_serve.background.protocol import ResponseStore
+from langgraph_openai_serve.conversations.memory import InMemoryConversationStore
+from langgraph_openai_serve.conversations.protocol import ConversationStore
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.openai.state import BackgroundRuntime
 from langgraph_openai_serve.settings import Settings
@@ -25,6 +28,22 @@ def response_store(settings: Settings) -> ResponseStore | None:
         store: ResponseStore = postgres_store(settings, "LGOS_RESPONSE_STORE=postgres")
         return store
     return InMemoryResponseStore()
+
+
+def conversation_store(responses: ResponseStore | None) -> ConversationStore | None:
+    """The Conversations kept beside ``responses`` (on the same PostgreSQL
+    pool, or in memory); ``None`` when nothing is kept."""
+    if responses is None:
+        return None
+    from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
+
+    if isinstance(responses, PostgresResponseStore):
+        from langgraph_openai_serve.conversations.postgres import (
+            PostgresConversationStore,
+        )
+
+        return PostgresConversationStore(responses)
+    return InMemoryConversationStore()
 
 
 def postgres_store(settings: Settings, needed_by: str) -> Any:

@@ -34,8 +34,10 @@ from langgraph_openai_serve.background.protocol import (
     TERMINAL_STATUSES,
     BackgroundJob,
     Executor,
+    ResponseStore,
 )
 from langgraph_openai_serve.background.recording import RecordingEncoder
+from langgraph_openai_serve.conversations.turns import add_turn
 from langgraph_openai_serve.graph.durable import durable_thread_id
 from langgraph_openai_serve.graph.errors import InvalidRequestError, RunBusyError
 from langgraph_openai_serve.graph.features import GraphFeature
@@ -236,8 +238,34 @@ async def _execute(
         )
     if terminal is None:  # pragma: no cover - the encoder always ends a stream
         terminal = shell.body("failed", encoder.output, error=_server_error())
+    # The turn goes in first: a client that sees the Response end finds it
+    # in the Conversation when it sends the next one.
+    await _add_to_conversation(state, store, job, shell, terminal)
     await store.set_snapshot(job.response_id, terminal)
     await _discard_checkpoints(run)
+
+
+async def _add_to_conversation(
+    state: ServeState,
+    store: ResponseStore,
+    job: BackgroundJob,
+    shell: ResponseShell,
+    terminal: dict[str, Any],
+) -> None:
+    """A Response created with ``conversation`` adds its turn once it ends."""
+    if shell.conversation is None:
+        return
+    if state.conversations is None:
+        logger.error(
+            "background.conversation_lost response=%s conversation=%s: this "
+            "worker keeps no conversations (set LGOS_RESPONSE_STORE as the API "
+            "does)",
+            job.response_id,
+            shell.conversation,
+        )
+        return
+    items = await store.input_items(job.response_id, job.scope) or []
+    await add_turn(state.conversations, shell.conversation, job.scope, items, terminal)
 
 
 async def _discard_checkpoints(run: PreparedRun | None) -> None:

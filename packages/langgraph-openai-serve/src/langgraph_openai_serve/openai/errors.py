@@ -27,6 +27,11 @@ from langgraph_openai_serve.background.errors import (
     ResponseInProgressError,
     ResponseNotFoundError,
 )
+from langgraph_openai_serve.conversations.errors import (
+    ConversationItemNotFoundError,
+    ConversationNotFoundError,
+    RequestConversationNotFoundError,
+)
 from langgraph_openai_serve.graph.errors import (
     GraphNotFoundError,
     InterruptStateConflictError,
@@ -48,8 +53,6 @@ _UNSUPPORTED_HINTS = {
     "functions": "The deprecated 'functions' parameter is not supported; use 'tools'.",
     "function_call": "The deprecated 'function_call' parameter is not supported; "
     "use 'tool_choice'.",
-    "conversation": "LGOS keeps no conversations; replay the previous output items "
-    "in 'input' instead.",
 }
 _GENERATION_CONTROLS = frozenset(
     {
@@ -200,6 +203,11 @@ _TABLE: dict[type[Exception], _Envelope] = {
         404, "previous_response_not_found", "previous_response_id"
     ),
     ResponseInProgressError: _Envelope(409, "response_in_progress"),
+    ConversationNotFoundError: _Envelope(404, "conversation_not_found"),
+    RequestConversationNotFoundError: _Envelope(
+        404, "conversation_not_found", "conversation"
+    ),
+    ConversationItemNotFoundError: _Envelope(404, "item_not_found"),
     IdempotencyKeyReusedError: _Envelope(
         422, "idempotency_key_reused", "Idempotency-Key"
     ),

@@ -17,6 +17,7 @@ from langgraph_openai_serve.background.protocol import (
     Executor,
     ResponseStore,
 )
+from langgraph_openai_serve.conversations.protocol import ConversationStore
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.openai.request_body import BodyLimits
@@ -88,6 +89,8 @@ class ServeState:
     responses: ResponseStore | None = None
     """The store that keeps Responses (``LGOS_RESPONSE_STORE``); ``None``:
     stateless. The background runtime's store is this same one when set."""
+    conversations: ConversationStore | None = None
+    """Kept Conversations: set exactly when ``responses`` is."""
 
     async def scope_for(self, request: Request) -> str:
         """The server-trusted checkpoint scope of ``request``."""

@@ -5,7 +5,9 @@ for its first use) holds background Responses (``job`` set) and, with
 ``LGOS_RESPONSE_STORE=postgres``, finished foreground ones (``job`` null),
 each with the input items its request carried; ``lgos_background_events``
 holds the stream events of background runs and goes with its Response
-(``ON DELETE CASCADE``). Every statement is idempotent, so ``lgos db-setup``
+(``ON DELETE CASCADE``). Conversations, a resource of their own, have
+``lgos_conversations`` and their items ``lgos_conversation_items``
+(``conversations/postgres.py``). Every statement is idempotent, so ``lgos db-setup``
 migrates an existing database in place and keeps its rows.
 """
 
@@ -46,4 +48,20 @@ ALTER TABLE lgos_background_responses
     ADD COLUMN IF NOT EXISTS input_items jsonb NOT NULL DEFAULT '[]';
 CREATE INDEX IF NOT EXISTS lgos_responses_created
     ON lgos_background_responses (created_at);
+CREATE TABLE IF NOT EXISTS lgos_conversations (
+    id text PRIMARY KEY,
+    scope text NOT NULL,
+    metadata jsonb NOT NULL,
+    created_at bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lgos_conversation_items (
+    conversation_id text NOT NULL
+        REFERENCES lgos_conversations (id) ON DELETE CASCADE,
+    item_id text NOT NULL,
+    seq bigint GENERATED ALWAYS AS IDENTITY,
+    item jsonb NOT NULL,
+    PRIMARY KEY (conversation_id, item_id)
+);
+CREATE INDEX IF NOT EXISTS lgos_conversation_items_order
+    ON lgos_conversation_items (conversation_id, seq);
 """

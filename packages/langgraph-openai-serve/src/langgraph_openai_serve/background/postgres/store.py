@@ -74,6 +74,11 @@ class PostgresResponseStore:
                     self._opened = True
         return self._pool.connection()
 
+    async def connection(self) -> Any:
+        """A pooled connection (``async with``), opening the pool on first use;
+        the Conversations store shares it."""
+        return await self._connection()
+
     async def setup(self) -> None:
         """Create the tables (idempotent)."""
         async with await self._connection() as conn:

@@ -91,20 +91,42 @@ async def continued_request(
         item
         for turn in chain
         for item in (*turn.input_items, *turn.response.get("output", ()))
-        if item.get("type") not in _NOT_REPLAYED
     ]
+    return with_history(
+        body,
+        history,
+        param="previous_response_id",
+        source=f"Response '{previous}'",
+        update={"previous_response_id": None},
+    )
+
+
+def with_history(
+    body: ResponseCreateRequest,
+    history: list[dict[str, Any]],
+    *,
+    param: str,
+    source: str,
+    update: dict[str, Any] | None = None,
+) -> ResponseCreateRequest:
+    """``body`` with the kept ``history`` items before its own input (and
+    ``update`` applied); approval exchanges are left out.
+
+    Raises:
+        InvalidRequestError: (``param``) ``source`` holds items the graph
+            cannot be given.
+    """
     try:
-        replayed = _ITEMS.validate_python(history)
+        replayed = _ITEMS.validate_python(
+            [item for item in history if item.get("type") not in _NOT_REPLAYED]
+        )
     except ValidationError as exc:
         raise InvalidRequestError(
-            f"Response '{previous}' holds items that cannot be continued.",
-            param="previous_response_id",
+            f"{source} holds items that cannot be continued.", param=param
         ) from exc
     new_input = (
         [Message(role="user", content=body.input)]
         if isinstance(body.input, str)
         else list(body.input)
     )
-    return body.model_copy(
-        update={"input": [*replayed, *new_input], "previous_response_id": None}
-    )
+    return body.model_copy(update={"input": [*replayed, *new_input], **(update or {})})

@@ -9,11 +9,15 @@ the deployment keeps Responses.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.openai.responses.items import new_id
-from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
+from langgraph_openai_serve.openai.responses.schemas import (
+    InputItem,
+    ResponseCreateRequest,
+)
 
 _ID_PREFIXES = {
     "message": "msg",
@@ -43,10 +47,16 @@ keeps no images, search results, logprobs or reasoning."""
 
 def input_items_of(body: ResponseCreateRequest) -> list[dict[str, Any]]:
     """The request's input as full Responses items with ids."""
-    if isinstance(body.input, str):
-        return [_message("user", [{"type": "input_text", "text": body.input}])]
+    return full_items(body.input)
+
+
+def full_items(given: str | Sequence[InputItem]) -> list[dict[str, Any]]:
+    """Input (a string, or items in the easy or full form) as full Responses
+    items, each with an id: the one it came with, or a new one."""
+    if isinstance(given, str):
+        return [_message("user", [{"type": "input_text", "text": given}])]
     items: list[dict[str, Any]] = []
-    for item in body.input:
+    for item in given:
         data = item.model_dump(mode="json", exclude_none=True, by_alias=True)
         kind = data.setdefault("type", "message")
         if kind == "message":
@@ -90,9 +100,12 @@ def items_page(
     limit: int,
     order: Literal["asc", "desc"],
     after: str | None,
+    what: str = "input item",
+    where: str = "this response",
 ) -> dict[str, Any]:
     """One page of ``items`` as an OpenAI list: ``order`` ``asc`` is the
-    order the request sent them, ``after`` the id the page follows.
+    order they came in, ``after`` the id the page follows (``what`` and
+    ``where`` name it in the error when no item has it).
 
     Raises:
         InvalidRequestError: ``after`` names no item of the list.
@@ -103,7 +116,7 @@ def items_page(
         ids = [item["id"] for item in ordered]
         if after not in ids:
             raise InvalidRequestError(
-                f"No input item '{after}' was found in this response.",
+                f"No {what} '{after}' was found in {where}.",
                 param="after",
             )
         start = ids.index(after) + 1

@@ -227,6 +227,8 @@ class ResponseShell:
     background: bool = False
     store: bool = False
     """Whether the deployment keeps this Response (``store`` in the object)."""
+    conversation: str | None = None
+    """The Conversation the Response adds to (the object shows it only then)."""
 
     @classmethod
     def for_request(
@@ -246,6 +248,7 @@ class ResponseShell:
             previous_response_id=previous_response_id or body.previous_response_id,
             background=background,
             store=store,
+            conversation=body.conversation_id,
             created_at=int(time.time()),
             model=body.model,
             instructions=body.instructions,
@@ -276,6 +279,7 @@ class ResponseShell:
             previous_response_id=snapshot["previous_response_id"],
             background=snapshot["background"],
             store=snapshot.get("store", False),
+            conversation=(snapshot.get("conversation") or {}).get("id"),
         )
 
     def body(
@@ -288,7 +292,7 @@ class ResponseShell:
         incomplete: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         """A complete Response object in ``status``."""
-        return {
+        body = {
             "id": self.id,
             "object": "response",
             "created_at": self.created_at,
@@ -309,6 +313,9 @@ class ResponseShell:
             "usage": usage_body(usage),
             "user": self.user,
         }
+        if self.conversation is not None:
+            body["conversation"] = {"id": self.conversation}
+        return body
 
     def final_body(
         self,

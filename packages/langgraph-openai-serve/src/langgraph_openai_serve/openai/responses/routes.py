@@ -2,21 +2,21 @@
 
 Retrieve, cancel, delete and ``input_items`` are in ``stored.py``. With a
 response store, a finished Response is kept after it is built (a stream's
-before its terminal event goes out), and ``previous_response_id`` continues
-a kept one (``chain.py``); without one, nothing here touches a store.
+before its terminal event goes out), ``previous_response_id`` continues a
+kept one (``chain.py``) and ``conversation`` runs after a Conversation's
+items and adds to them (``conversation.py``); without one, nothing here
+touches a store.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from functools import partial
-from typing import Any
 
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from langgraph_openai_serve.background import executor as background
-from langgraph_openai_serve.background.protocol import ResponseStore
 from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.graph.events import RunPaused
 from langgraph_openai_serve.graph.features import GraphFeature
@@ -31,6 +31,10 @@ from langgraph_openai_serve.openai.responses.approvals import (
     rejected_body,
 )
 from langgraph_openai_serve.openai.responses.chain import continued_request
+from langgraph_openai_serve.openai.responses.conversation import (
+    conversation_request,
+    settler,
+)
 from langgraph_openai_serve.openai.responses.decode import ends_with_interrupt_answers
 from langgraph_openai_serve.openai.responses.encode import (
     ResponseStreamEncoder,
@@ -73,7 +77,7 @@ async def create_response(request: Request) -> Response:
     config = state.registry.get_graph(body.model)
     interrupts = config.supports(GraphFeature.INTERRUPTS)
     resuming = body.previous_response_id is not None
-    if resuming and not interrupts and store is None:
+    if resuming and not interrupts and store is None and body.conversation is None:
         raise InvalidRequestError(
             "previous_response_id only resumes a paused interrupt run; continue an "
             "ordinary conversation by replaying the previous output items.",
@@ -90,7 +94,9 @@ async def create_response(request: Request) -> Response:
     scope = await state.scope_for(request)
     kept = store is not None and body.store is not False
     run_body = body
-    if resuming and store is not None:
+    if body.conversation is not None:
+        run_body = await conversation_request(state.conversations, body, scope)
+    elif resuming and store is not None:
         run_body = await continued_request(store, body, scope, interrupts=interrupts)
     continues = body.previous_response_id if run_body is not body else None
     if body.background:
@@ -109,7 +115,7 @@ async def create_response(request: Request) -> Response:
         return await _submit_background(
             state, body, run_body, scope, idempotency_key, continues
         )
-    keep = partial(_keep, store, scope, body) if kept and store is not None else None
+    keep = settler(store if kept else None, state.conversations, scope, body)
     try:
         opened = await open_run(
             state,
@@ -159,16 +165,6 @@ async def create_response(request: Request) -> Response:
     if keep is not None:
         await keep(result)
     return json_response(result)
-
-
-async def _keep(
-    store: ResponseStore,
-    scope: str,
-    body: ResponseCreateRequest,
-    response: dict[str, Any],
-) -> None:
-    """Keep a finished Response with the items its request carried."""
-    await store.save(scope, response, input_items_of(body))
 
 
 async def _rejected_frames(rejection: InterruptRejected) -> AsyncIterator[bytes]:

@@ -238,6 +238,12 @@ class TextOptions(_Strict):
     format: PlainTextFormat | None = None
 
 
+class ConversationRef(_Strict):
+    """``conversation`` as an object: ``{"id": "conv_..."}``."""
+
+    id: str = Field(min_length=1)
+
+
 class ResponseCreateRequest(_Strict):
     """``POST /responses``, as far as LGOS supports it."""
 
@@ -254,7 +260,15 @@ class ResponseCreateRequest(_Strict):
     include: list[str] | None = Field(default=None, json_schema_extra={"maxItems": 0})
     text: TextOptions | None = None
     previous_response_id: str | None = None
+    conversation: str | ConversationRef | None = None
     background: bool | None = None
+
+    @property
+    def conversation_id(self) -> str | None:
+        """The id ``conversation`` names, in either form."""
+        if isinstance(self.conversation, ConversationRef):
+            return self.conversation.id
+        return self.conversation
 
     @field_validator("metadata")
     @classmethod

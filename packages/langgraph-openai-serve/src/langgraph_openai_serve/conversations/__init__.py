@@ -1,0 +1,1 @@
+"""Conversations kept with the Responses (``LGOS_RESPONSE_STORE``)."""

@@ -1,0 +1,84 @@
+"""``InMemoryConversationStore``: Conversations in this process's memory
+(``LGOS_RESPONSE_STORE=memory``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from langgraph_openai_serve.conversations.protocol import Conversation
+
+
+@dataclass
+class _Record:
+    scope: str
+    conversation: Conversation
+    items: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """By id, in the order they were added (dicts keep insertion order)."""
+
+
+class InMemoryConversationStore:
+    """A ``ConversationStore`` in a dict."""
+
+    def __init__(self) -> None:
+        self._records: dict[str, _Record] = {}
+
+    async def create(
+        self, scope: str, conversation: Conversation, items: list[dict[str, Any]]
+    ) -> None:
+        record = _Record(scope, conversation)
+        _add(record, items)
+        self._records[conversation.id] = record
+
+    async def get(self, conversation_id: str, scope: str) -> Conversation | None:
+        record = self._find(conversation_id, scope)
+        return record.conversation if record else None
+
+    async def update(
+        self, conversation_id: str, scope: str, metadata: dict[str, str]
+    ) -> Conversation | None:
+        record = self._find(conversation_id, scope)
+        if record is None:
+            return None
+        record.conversation = replace(record.conversation, metadata=dict(metadata))
+        return record.conversation
+
+    async def delete(self, conversation_id: str, scope: str) -> bool:
+        if self._find(conversation_id, scope) is None:
+            return False
+        del self._records[conversation_id]
+        return True
+
+    async def items(
+        self, conversation_id: str, scope: str
+    ) -> list[dict[str, Any]] | None:
+        record = self._find(conversation_id, scope)
+        return list(record.items.values()) if record else None
+
+    async def add_items(
+        self, conversation_id: str, scope: str, items: list[dict[str, Any]]
+    ) -> bool:
+        record = self._find(conversation_id, scope)
+        if record is None:
+            return False
+        _add(record, items)
+        return True
+
+    async def item(
+        self, conversation_id: str, item_id: str, scope: str
+    ) -> dict[str, Any] | None:
+        record = self._find(conversation_id, scope)
+        return record.items.get(item_id) if record else None
+
+    async def delete_item(self, conversation_id: str, item_id: str, scope: str) -> bool:
+        record = self._find(conversation_id, scope)
+        return record is not None and record.items.pop(item_id, None) is not None
+
+    def _find(self, conversation_id: str, scope: str) -> _Record | None:
+        record = self._records.get(conversation_id)
+        return record if record is not None and record.scope == scope else None
+
+
+def _add(record: _Record, items: list[dict[str, Any]]) -> None:
+    for item in items:
+        record.items.setdefault(item["id"], item)

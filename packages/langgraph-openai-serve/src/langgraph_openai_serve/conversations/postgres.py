@@ -1,0 +1,140 @@
+"""``PostgresConversationStore``: Conversations in PostgreSQL, on the pool of
+the response store (``LGOS_RESPONSE_STORE=postgres``).
+
+Two tables (``background/postgres/schema.py``, created by ``lgos
+db-setup``): ``lgos_conversations`` and ``lgos_conversation_items``, whose
+rows go with their Conversation (``ON DELETE CASCADE``). Items are ordered
+by an identity column, so concurrent appends never interleave within one
+batch's order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
+from langgraph_openai_serve.conversations.protocol import Conversation
+
+
+class PostgresConversationStore:
+    """A ``ConversationStore`` sharing ``responses``'s connection pool."""
+
+    def __init__(self, responses: PostgresResponseStore) -> None:
+        self._responses = responses
+
+    async def create(
+        self, scope: str, conversation: Conversation, items: list[dict[str, Any]]
+    ) -> None:
+        from psycopg.types.json import Jsonb
+
+        async with await self._responses.connection() as conn, conn.transaction():
+            await conn.execute(
+                "INSERT INTO lgos_conversations (id, scope, metadata, created_at) "
+                "VALUES (%s, %s, %s, %s)",
+                (
+                    conversation.id,
+                    scope,
+                    Jsonb(conversation.metadata),
+                    conversation.created_at,
+                ),
+            )
+            await conn.execute(_APPEND, (conversation.id, Jsonb(items)))
+
+    async def get(self, conversation_id: str, scope: str) -> Conversation | None:
+        row = await self._one(
+            "SELECT id, created_at, metadata FROM lgos_conversations "
+            "WHERE id = %s AND scope = %s",
+            (conversation_id, scope),
+        )
+        return _conversation(row) if row else None
+
+    async def update(
+        self, conversation_id: str, scope: str, metadata: dict[str, str]
+    ) -> Conversation | None:
+        from psycopg.types.json import Jsonb
+
+        row = await self._one(
+            "UPDATE lgos_conversations SET metadata = %s "
+            "WHERE id = %s AND scope = %s RETURNING id, created_at, metadata",
+            (Jsonb(metadata), conversation_id, scope),
+        )
+        return _conversation(row) if row else None
+
+    async def delete(self, conversation_id: str, scope: str) -> bool:
+        row = await self._one(
+            "DELETE FROM lgos_conversations WHERE id = %s AND scope = %s RETURNING id",
+            (conversation_id, scope),
+        )
+        return row is not None
+
+    async def items(
+        self, conversation_id: str, scope: str
+    ) -> list[dict[str, Any]] | None:
+        async with await self._responses.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT i.item FROM lgos_conversations c "
+                "LEFT JOIN lgos_conversation_items i ON i.conversation_id = c.id "
+                "WHERE c.id = %s AND c.scope = %s ORDER BY i.seq",
+                (conversation_id, scope),
+            )
+            rows = await cursor.fetchall()
+        if not rows:
+            return None
+        return [row["item"] for row in rows if row["item"] is not None]
+
+    async def add_items(
+        self, conversation_id: str, scope: str, items: list[dict[str, Any]]
+    ) -> bool:
+        from psycopg.types.json import Jsonb
+
+        async with await self._responses.connection() as conn, conn.transaction():
+            # The lock keeps a concurrent delete from removing the
+            # Conversation between the check and the insert.
+            cursor = await conn.execute(
+                "SELECT id FROM lgos_conversations WHERE id = %s AND scope = %s "
+                "FOR KEY SHARE",
+                (conversation_id, scope),
+            )
+            if await cursor.fetchone() is None:
+                return False
+            await conn.execute(_APPEND, (conversation_id, Jsonb(items)))
+        return True
+
+    async def item(
+        self, conversation_id: str, item_id: str, scope: str
+    ) -> dict[str, Any] | None:
+        row = await self._one(
+            "SELECT i.item FROM lgos_conversation_items i "
+            "JOIN lgos_conversations c ON c.id = i.conversation_id "
+            "WHERE i.conversation_id = %s AND i.item_id = %s AND c.scope = %s",
+            (conversation_id, item_id, scope),
+        )
+        return row["item"] if row else None
+
+    async def delete_item(self, conversation_id: str, item_id: str, scope: str) -> bool:
+        row = await self._one(
+            "DELETE FROM lgos_conversation_items i USING lgos_conversations c "
+            "WHERE c.id = i.conversation_id AND i.conversation_id = %s "
+            "AND i.item_id = %s AND c.scope = %s RETURNING i.item_id",
+            (conversation_id, item_id, scope),
+        )
+        return row is not None
+
+    async def _one(self, query: str, params: tuple[Any, ...]) -> Any:
+        async with await self._responses.connection() as conn:
+            cursor = await conn.execute(query, params)
+            return await cursor.fetchone()
+
+
+# Appends a JSON array of items in its order, skipping ids already held.
+_APPEND = """
+INSERT INTO lgos_conversation_items (conversation_id, item_id, item)
+SELECT %s, element->>'id', element
+FROM jsonb_array_elements(%s) WITH ORDINALITY AS batch(element, n)
+ORDER BY n
+ON CONFLICT DO NOTHING
+"""
+
+
+def _conversation(row: Any) -> Conversation:
+    return Conversation(row["id"], int(row["created_at"]), dict(row["metadata"]))

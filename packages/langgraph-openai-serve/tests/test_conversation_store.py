@@ -1,0 +1,152 @@
+"""One conformance suite for every ``ConversationStore``: memory and
+PostgreSQL. Each test runs against both, so they order, deduplicate, scope
+and delete items the same way."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from typing import Any
+
+import pytest
+from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
+from langgraph_openai_serve.conversations.memory import InMemoryConversationStore
+from langgraph_openai_serve.conversations.postgres import PostgresConversationStore
+from langgraph_openai_serve.conversations.protocol import Conversation
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture(params=["memory", "postgres"])
+async def store(request, postgres_pool_factory):
+    if request.param == "memory":
+        yield InMemoryConversationStore()
+        return
+    responses = PostgresResponseStore(await postgres_pool_factory())
+    await responses.setup()
+    async with await responses.connection() as conn:
+        await conn.execute("TRUNCATE lgos_conversations CASCADE")
+    yield PostgresConversationStore(responses)
+    await responses.close()
+
+
+def _conversation(**metadata: str) -> Conversation:
+    return Conversation(f"conv_{uuid.uuid4().hex}", int(time.time()), metadata)
+
+
+def _item(text: str, item_id: str | None = None) -> dict[str, Any]:
+    return {
+        "id": item_id or f"msg_{uuid.uuid4().hex}",
+        "type": "message",
+        "role": "user",
+        "status": "completed",
+        "content": [{"type": "input_text", "text": text}],
+    }
+
+
+def _texts(items: list[dict[str, Any]] | None) -> list[str]:
+    assert items is not None
+    return [item["content"][0]["text"] for item in items]
+
+
+async def test_a_conversation_and_its_items_come_back_in_order(store):
+    conversation = _conversation(topic="tea")
+    await store.create("alice", conversation, [_item("one"), _item("two")])
+    await store.add_items(conversation.id, "alice", [_item("three"), _item("four")])
+
+    assert await store.get(conversation.id, "alice") == conversation
+    assert _texts(await store.items(conversation.id, "alice")) == [
+        "one",
+        "two",
+        "three",
+        "four",
+    ]
+
+
+async def test_an_empty_conversation_has_an_empty_list_not_none(store):
+    conversation = _conversation()
+    await store.create("alice", conversation, [])
+
+    assert await store.items(conversation.id, "alice") == []
+    assert await store.items("conv_unknown", "alice") is None
+
+
+async def test_an_item_id_already_held_is_not_added_again(store):
+    conversation = _conversation()
+    await store.create("alice", conversation, [_item("first", "msg_a")])
+    await store.add_items(
+        conversation.id, "alice", [_item("again", "msg_a"), _item("new", "msg_b")]
+    )
+
+    assert _texts(await store.items(conversation.id, "alice")) == ["first", "new"]
+
+
+async def test_another_scope_finds_changes_and_deletes_nothing(store):
+    conversation = _conversation(owner="alice")
+    await store.create("alice", conversation, [_item("secret", "msg_s")])
+
+    assert await store.get(conversation.id, "bob") is None
+    assert await store.items(conversation.id, "bob") is None
+    assert await store.item(conversation.id, "msg_s", "bob") is None
+    assert await store.update(conversation.id, "bob", {"owner": "bob"}) is None
+    assert await store.add_items(conversation.id, "bob", [_item("x")]) is False
+    assert await store.delete_item(conversation.id, "msg_s", "bob") is False
+    assert await store.delete(conversation.id, "bob") is False
+    assert await store.get(conversation.id, "alice") == conversation
+    assert _texts(await store.items(conversation.id, "alice")) == ["secret"]
+
+
+async def test_update_replaces_the_metadata(store):
+    conversation = _conversation(a="1", b="2")
+    await store.create("alice", conversation, [])
+
+    updated = await store.update(conversation.id, "alice", {"c": "3"})
+
+    assert updated == Conversation(conversation.id, conversation.created_at, {"c": "3"})
+    assert await store.get(conversation.id, "alice") == updated
+
+
+async def test_items_are_retrieved_and_deleted_one_by_one(store):
+    conversation = _conversation()
+    await store.create("alice", conversation, [_item("keep"), _item("drop", "msg_d")])
+
+    assert _texts([await store.item(conversation.id, "msg_d", "alice")]) == ["drop"]
+    assert await store.delete_item(conversation.id, "msg_d", "alice") is True
+    assert await store.delete_item(conversation.id, "msg_d", "alice") is False
+    assert await store.item(conversation.id, "msg_d", "alice") is None
+    assert _texts(await store.items(conversation.id, "alice")) == ["keep"]
+
+
+async def test_deleting_a_conversation_deletes_its_items(store):
+    conversation = _conversation()
+    await store.create("alice", conversation, [_item("gone", "msg_g")])
+
+    assert await store.delete(conversation.id, "alice") is True
+    assert await store.get(conversation.id, "alice") is None
+    assert await store.add_items(conversation.id, "alice", [_item("late")]) is False
+    if isinstance(store, PostgresConversationStore):
+        async with await store._responses.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT count(*) AS n FROM lgos_conversation_items "
+                "WHERE conversation_id = %s",
+                (conversation.id,),
+            )
+            assert (await cursor.fetchone())["n"] == 0
+
+
+async def test_concurrent_batches_keep_each_batch_in_order(store):
+    conversation = _conversation()
+    await store.create("alice", conversation, [])
+    batches = [[_item(f"{b}-{n}") for n in range(5)] for b in range(6)]
+
+    await asyncio.gather(
+        *(store.add_items(conversation.id, "alice", batch) for batch in batches)
+    )
+
+    texts = _texts(await store.items(conversation.id, "alice"))
+    assert len(texts) == 30
+    for b in range(6):
+        assert [t for t in texts if t.startswith(f"{b}-")] == [
+            f"{b}-{n}" for n in range(5)
+        ]
