@@ -99,26 +99,42 @@ def _accepts_connections(url: str) -> bool:
         return False
 
 
+@dataclass(frozen=True, slots=True)
+class Database:
+    url: str
+    pid: int
+    """The PostgreSQL launcher's; its process tree is the server's."""
+
+
 @contextmanager
-def background_stack(folder: Path, log: Log) -> Iterator[str]:
-    """PostgreSQL, ``lgos serve`` and ``lgos worker``; yields the API's base URL."""
-    pg_port, api_port = free_port(), free_port()
+def postgres_database(folder: Path, log: Log) -> Iterator[Database]:
+    """A throwaway PostgreSQL with LGOS's tables (``lgos db-setup``)."""
+    pg_port = free_port()
     url = database_url("127.0.0.1", pg_port)
     postgres = [sys.executable, "-m", "lgos_stack.postgres"]
     postgres += ["--data", str(folder / "data"), "--port", str(pg_port)]
+    with running(postgres, log=folder / "postgres.log", name="PostgreSQL") as started:
+        wait_until(lambda: _accepts_connections(url), STARTUP_SECONDS, "PostgreSQL")
+        log("PostgreSQL is up; lgos db-setup")
+        env = {**os.environ, "LGOS_DATABASE_URL": url}
+        subprocess.run(_lgos("db-setup"), env=env, check=True, timeout=120)
+        yield Database(url, started.pid)
+
+
+@contextmanager
+def background_stack(folder: Path, log: Log) -> Iterator[str]:
+    """PostgreSQL, ``lgos serve`` and ``lgos worker``; yields the API's base URL."""
+    api_port = free_port()
     env = {
         **os.environ,
         "LGOS_REGISTRY": REGISTRY,
         "LGOS_BACKGROUND_BACKEND": "postgres",
-        "LGOS_DATABASE_URL": url,
         "LGOS_LOG_LEVEL": "WARNING",
         **Workload(tokens=BENCH_TOKENS).env(),
     }
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    with running(postgres, log=folder / "postgres.log", name="PostgreSQL"):
-        wait_until(lambda: _accepts_connections(url), STARTUP_SECONDS, "PostgreSQL")
-        log("PostgreSQL is up; lgos db-setup")
-        subprocess.run(_lgos("db-setup"), env=env, check=True, timeout=120)
+    with postgres_database(folder, log) as database:
+        env["LGOS_DATABASE_URL"] = database.url
         base = f"http://127.0.0.1:{api_port}/v1"
         serve = _lgos("serve", "--port", str(api_port))
         with (

@@ -6,6 +6,7 @@ lgos-bench --profile       full run, then py-spy where LGOS missed a target
 lgos-bench profile responses/stream/plain/c8
 lgos-bench instructions    instructions per request under callgrind, both apps
 lgos-bench background      submit-to-first-event latency of background Responses
+lgos-bench store           server CPU per request with the response store off and on
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lgos_bench import background, report
+from lgos_bench import background, report, store
 from lgos_bench.instructions import count_all
 from lgos_bench.instructions import markdown as instructions_markdown
 from lgos_bench.procstat import available_cores
@@ -118,6 +119,17 @@ def _background(requests: int, out: Path) -> int:
     return 0
 
 
+def _store(config: RunConfig, seconds: float | None, out: Path) -> int:
+    say(f"placement: {config.placement.describe()}")
+    results = store.run(
+        config.placement, config.workload, say, seconds=seconds or store.SECONDS
+    )
+    markdown, data = store.write(results, out)
+    say("\n" + store.render(results))
+    say(f"wrote {markdown} and {data}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     placement = Placement.split(available_cores())
@@ -131,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.scenario[:1] == ["instructions"]:
         return _instructions(args.requests or INSTRUCTION_REQUESTS)
+    if args.scenario[:1] == ["store"]:
+        return _store(config, args.seconds, args.out)
     if args.scenario[:1] == ["background"]:
         return _background(args.requests or background.DEFAULT_REQUESTS, args.out)
     if args.scenario:

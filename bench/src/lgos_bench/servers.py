@@ -63,6 +63,8 @@ class ServerProcess:
     workers: int
     workload: Workload
     placement: Placement
+    env: dict[str, str] = field(default_factory=dict)
+    """Settings of this server beyond the workload's (``LGOS_*``)."""
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
     pids: list[int] = field(default_factory=list)
@@ -92,7 +94,7 @@ class ServerProcess:
             "warning",
             *UVICORN_FLAGS,
         ]
-        env = {**os.environ, **self.workload.env()}
+        env = {**os.environ, **self.workload.env(), **self.env}
         # Let the first server cache bytecode; without it every start compiles
         # LangGraph, LangChain and FastAPI again (seconds on one core).
         env.pop("PYTHONDONTWRITEBYTECODE", None)
