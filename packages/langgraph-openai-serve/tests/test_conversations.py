@@ -283,3 +283,16 @@ async def test_a_stateless_server_has_no_conversations(make_client, graphs):
     )
     assert body["param"] == "conversation"
     await _error(stateless.conversations.retrieve("conv_x"), 404)
+
+
+async def test_models_say_when_the_server_keeps_responses(make_client, graphs):
+    keeping = make_client(graphs, RESPONSE_STORE="memory")
+    stateless = make_client(graphs)
+
+    listed = await keeping.models.list()
+    detail = await keeping.models.retrieve("history")
+    plain = await stateless.models.retrieve("history")
+
+    assert all(model.lgos["stores_responses"] is True for model in listed.data)
+    assert detail.lgos["stores_responses"] is True
+    assert "stores_responses" not in plain.lgos

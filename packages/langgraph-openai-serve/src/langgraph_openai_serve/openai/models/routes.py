@@ -20,9 +20,18 @@ OWNED_BY = "langgraph-openai-serve"
 
 
 def model_object(
-    model_id: str, config: GraphConfig, created: int, *, detail: bool
+    model_id: str,
+    config: GraphConfig,
+    created: int,
+    *,
+    detail: bool,
+    stores_responses: bool = False,
 ) -> dict[str, Any]:
-    """An OpenAI Model object plus LGOS's namespaced discovery extension."""
+    """An OpenAI Model object plus LGOS's namespaced discovery extension.
+
+    ``stores_responses``: the deployment keeps Responses, so a client may
+    chain turns with ``previous_response_id`` instead of replaying them
+    (shown only when true)."""
     lgos: dict[str, Any] = {
         "description": config.description,
         "features": sorted(feature.value for feature in config.features),
@@ -31,6 +40,8 @@ def model_object(
     }
     if config.supports(GraphFeature.INTERRUPTS):
         lgos["interrupt_protocol"] = config.interrupt_protocol
+    if stores_responses:
+        lgos["stores_responses"] = True
     if detail and config.client_settings is not None:
         lgos["client_settings"] = contract_for(config.client_settings).descriptor()
     return {
@@ -47,7 +58,13 @@ async def list_models(request: Request) -> Response:
     """Every registered graph, with its description, features and tools."""
     state = serve_state(request)
     data = [
-        model_object(model_id, config, state.created, detail=False)
+        model_object(
+            model_id,
+            config,
+            state.created,
+            detail=False,
+            stores_responses=state.responses is not None,
+        )
         for model_id, config in state.registry.registry.items()
     ]
     return json_response({"object": "list", "data": data})
@@ -58,4 +75,7 @@ async def retrieve_model(model: str, request: Request) -> Response:
     """One graph with the complete ``lgos`` extension."""
     state = serve_state(request)
     config = state.registry.get_graph(model)
-    return json_response(model_object(model, config, state.created, detail=True))
+    stores = state.responses is not None
+    return json_response(
+        model_object(model, config, state.created, detail=True, stores_responses=stores)
+    )
