@@ -47,6 +47,8 @@ class GraphInfo:
     """The ``lgos.client_settings`` descriptor (``json_schema`` + ``defaults``)."""
     limited: bool = False
     """True when the ``lgos`` extension was missing or unreadable."""
+    stores_responses: bool = False
+    """The deployment keeps Responses: turns chain by ``previous_response_id``."""
 
     def supports(self, feature: str) -> bool:
         return feature in self.features
@@ -82,6 +84,7 @@ def graph_info(model: str, lgos: Any) -> GraphInfo:
         server_tools=_names(lgos.get("server_tools")),
         client_tools=_names(lgos.get("client_tools")),
         client_settings=settings if valid_settings else None,
+        stores_responses=lgos.get("stores_responses") is True,
     )
 
 

@@ -91,6 +91,23 @@ class BackgroundRun:
         )
 
 
+@dataclass(frozen=True)
+class ResponseChain:
+    """The last Response whose turn is whole in the ledger, on a server that
+    keeps Responses: the next request names it (``previous_response_id``)
+    and sends only the ledger's items after the first ``covered`` ones."""
+
+    response_id: str
+    covered: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"response_id": self.response_id, "covered": self.covered}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ResponseChain:
+        return cls(response_id=str(data["response_id"]), covered=int(data["covered"]))
+
+
 @dataclass
 class ChatState:
     """Everything the UI needs to continue one chat."""
@@ -106,6 +123,9 @@ class ChatState:
     background: bool = False
     """The user's "run in background" switch (graphs with ``background``)."""
     running: BackgroundRun | None = None
+    chain: ResponseChain | None = None
+    """The kept Response the next request continues (deployments that keep
+    Responses), and how much of the ledger it covers."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -118,6 +138,7 @@ class ChatState:
             "pending": self.pending.to_json() if self.pending else None,
             "background": self.background,
             "running": self.running.to_json() if self.running else None,
+            "chain": self.chain.to_json() if self.chain else None,
         }
 
     @classmethod
@@ -135,6 +156,7 @@ class ChatState:
             pending=PendingInterrupt.from_json(pending) if pending else None,
             background=bool(data.get("background", False)),
             running=BackgroundRun.from_json(running) if running else None,
+            chain=ResponseChain.from_json(data["chain"]) if data.get("chain") else None,
         )
 
 

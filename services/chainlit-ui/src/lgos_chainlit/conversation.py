@@ -7,6 +7,10 @@ in it:
 * ``send`` uploads attachments (graphs with ``file_inputs``), sends the ledger
   plus the new user message with the chat's metadata (``conversation_id``,
   changed ``lgos_settings``) and selected server tools, and streams the answer.
+  On a deployment that keeps Responses (the model says ``stores_responses``)
+  a turn instead names the last whole Response (``previous_response_id``)
+  and sends only the ledger's items after it; if the server no longer has
+  that Response, the turn replays the whole ledger.
 * After a completed Response it answers ``display_file`` calls (download,
   ``FileShown``, ``function_call_output``) and sends the follow-up request.
 * An ``lgos_interrupt`` pause is saved (Response id + exact calls) before the
@@ -46,7 +50,7 @@ from typing import Any, cast
 from openai import APIConnectionError, APIStatusError, AsyncOpenAI, OpenAIError
 
 from lgos_chainlit.catalog import GraphInfo
-from lgos_chainlit.chats import BackgroundRun, ChatState, ChatStore
+from lgos_chainlit.chats import BackgroundRun, ChatState, ChatStore, ResponseChain
 from lgos_chainlit.closing import owned
 from lgos_chainlit.events import (
     AnswerReplaced,
@@ -116,6 +120,9 @@ class _Exchange:
     commit_first: list[Item]
     previous_response_id: str | None = None
     resuming: PendingInterrupt | None = None
+    replay: list[Item] | None = None
+    """A chained request's whole-ledger input, sent instead when the server
+    no longer has the Response it names."""
 
 
 class Conversation:
@@ -218,7 +225,7 @@ class Conversation:
         if not text and not file_ids:
             return
         turn = [user_message(text, file_ids)]
-        exchange = _Exchange(input=self.ledger.request_input(turn), commit_first=turn)
+        exchange = self._exchange(turn)
         async with aclosing(self._run(exchange)) as turn_events:
             async for event in turn_events:
                 yield event
@@ -329,12 +336,42 @@ class Conversation:
                 yield Notice("error", f"The message was not sent: {exc}.")
                 return
 
+    def _exchange(self, turn: list[Item]) -> _Exchange:
+        """The next request for ``turn`` (committed with its output): on a
+        deployment that keeps Responses, only what the chained Response does
+        not cover, naming it; otherwise the whole ledger."""
+        whole = self.ledger.request_input(turn)
+        chain = self.state.chain
+        if not self.graph.stores_responses or chain is None:
+            return _Exchange(input=whole, commit_first=turn)
+        return _Exchange(
+            input=whole[chain.covered :],
+            commit_first=turn,
+            previous_response_id=chain.response_id,
+            replay=whole,
+        )
+
     async def _request(self, exchange: _Exchange, *, background: bool = False) -> Any:
+        try:
+            return await self._create(exchange, background)
+        except APIStatusError as exc:
+            if exchange.replay is None or exc.status_code != 404:
+                raise
+        # The chained Response is gone (deleted, expired, a restarted memory
+        # store): send the whole ledger, which starts a new chain.
+        self.state.chain = None
+        exchange.input, exchange.replay = exchange.replay, None
+        exchange.previous_response_id = None
+        return await self._create(exchange, background)
+
+    async def _create(self, exchange: _Exchange, background: bool) -> Any:
         options: dict[str, Any] = {
             "model": self.graph.model,
             "input": exchange.input,
             "metadata": self.metadata(),
-            "store": False,
+            # A deployment that keeps Responses keeps these too, so the
+            # next turn can name them instead of replaying the ledger.
+            "store": self.graph.stores_responses,
         }
         tools = self.tools()
         if tools:
@@ -404,8 +441,8 @@ class Conversation:
                     yield event
             if not follow_up.again:
                 return
-            # The client calls' outputs are in the ledger now: send it all.
-            exchange = _Exchange(input=self.ledger.request_input(), commit_first=[])
+            # The client calls' outputs are in the ledger now: send them.
+            exchange = self._exchange([])
         yield Notice("warning", "Stopped after too many client tool rounds.")
 
     def _broke_off(self, exchange: _Exchange, exc: Exception) -> Notice:
@@ -545,6 +582,9 @@ class Conversation:
                 if item.get("type") != "function_call" and not is_interrupt(item)
             ]
             self.ledger.commit([*exchange.commit_first, *kept])
+            # The server's Response holds calls the ledger leaves out: the
+            # next turn replays the ledger rather than continue it.
+            self.state.chain = None
             events: list[UIEvent] = []
             if interrupts:
                 self.state.pending = PendingInterrupt(
@@ -567,6 +607,8 @@ class Conversation:
             self.save()  # the pause is saved before the question is shown
             return _FollowUp(self._then_ask(events))
         self.ledger.commit([*exchange.commit_first, *output])
+        if self.graph.stores_responses:
+            self.state.chain = ResponseChain(response.id, len(self.ledger))
         self.save()
         if not calls:
             return _FollowUp(_events([]))
