@@ -3,9 +3,10 @@
 A stateless LGOS keeps no foreground Response, so every request carries the
 items the next turn needs (lgos-openai-compatibility.md, "Stateless Item
 Continuation"); on one that keeps Responses the ledger is what a turn falls
-back on when its chain is gone. It holds each user message, every output item exactly as the server
-sent it (commentary, answers, refusals, tool calls and outputs, searches),
-and a ``function_call_output`` for each client function call. Items are
+back on when its chain is gone. It holds each user message, every output
+item exactly as the server sent it (commentary, answers, refusals, tool
+calls and outputs, searches), and a ``function_call_output`` for each
+client function call. Items are
 kept as the JSON the server produced (``to_dict``: only fields it set), so a
 replay is byte-for-byte what the SDK received.
 """
