@@ -1,12 +1,13 @@
 """Kept Responses through the gateway: LiteLLM rewrites Response ids.
 
-The real LiteLLM proxy on the native stack's configuration, in front of a
+The real LiteLLM proxy on the stack's configuration, in front of a
 real LGOS server that keeps Responses (``LGOS_RESPONSE_STORE=memory``, a
 graph that answers with the transcript it saw). Through LiteLLM's ``/v1``
 with the official SDK, a client chains turns with ``previous_response_id``,
 retrieves Responses, lists their input items and deletes them, all by the
 gateway's ids: LiteLLM decodes them to LGOS's and routes each request to the
-deployment that made it.
+deployment that made it; a 404 does not take the graph out of service. Both
+the native stack's and compose's configurations.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Iterator
 import openai
 import pytest
 from fastapi import FastAPI
-from gateway_configs import MASTER_KEY, native_config
+from gateway_configs import MASTER_KEY, compose_config, native_config
 from langchain_core.messages import BaseMessage
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph_openai_serve import (
@@ -58,10 +59,11 @@ def lgos_url() -> Iterator[str]:
         yield f"{server.url}/v1"
 
 
-@pytest.fixture(scope="module")
-def client(tmp_path_factory, lgos_url) -> Iterator[openai.OpenAI]:
-    folder = tmp_path_factory.mktemp("stored-gateway")
-    config, env = native_config(folder, lgos_url, lgos_routes(lgos_url, ["history"]))
+@pytest.fixture(scope="module", params=["native", "compose"])
+def client(request, tmp_path_factory, lgos_url) -> Iterator[openai.OpenAI]:
+    folder = tmp_path_factory.mktemp(request.param)
+    write = native_config if request.param == "native" else compose_config
+    config, env = write(folder, lgos_url, lgos_routes(lgos_url, ["history"]))
     with (
         litellm(config, MASTER_KEY, extra_env=env) as proxy,
         openai.OpenAI(
@@ -99,3 +101,7 @@ def test_a_response_is_retrieved_and_deleted_through_the_gateway(client):
         client.responses.create(
             model="lgos/history", input="Again?", previous_response_id=kept.id
         )
+    # Those 404s did not take the graph's route out of service (LiteLLM's
+    # cooldown is off in both configurations).
+    after = client.responses.create(model="lgos/history", input="Still there?")
+    assert after.output_text == "Saw human:Still there?"

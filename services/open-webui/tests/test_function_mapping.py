@@ -19,17 +19,36 @@ def test_a_pause_written_into_a_message_is_found_again_and_hidden(fn):
     pending = fn.PendingInterrupt("resp_1", (call,))
     text = "Let me ask." + fn.pending_marker(pending) + f"\n\n*{fn.WAITING}*\n"
 
-    visible, found = fn.split_markers(text)
+    markers = fn.read_markers(text)
 
-    assert found == pending
-    assert visible == "Let me ask."
+    assert markers.pending == pending
+    assert markers.visible == "Let me ask."
 
 
 def test_a_resumed_pause_is_no_longer_pending(fn):
     pending = fn.PendingInterrupt("resp_1", ({"call_id": "c"},))
     text = fn.pending_marker(pending) + fn.resumed_marker("resp_1") + "Done."
 
-    assert fn.split_markers(text) == ("Done.", None)
+    assert fn.read_markers(text) == fn.Markers("Done.")
+
+
+def test_the_response_a_turn_ended_with_is_read_back_from_its_message(fn):
+    messages = [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello." + fn.response_marker("resp_a")},
+        {"role": "user", "content": "Again"},
+        {"role": "assistant", "content": "Again." + fn.response_marker("resp_b")},
+        {"role": "user", "content": "Third"},
+    ]
+
+    chained = fn.read_conversation(messages)
+    # Regenerating the second answer: its turn is chained to the first's.
+    regenerated = fn.read_conversation(messages[:3])
+
+    assert chained.chained == "resp_b"
+    assert [item.get("content") for item in chained.history][-1] == "Again."
+    assert regenerated.chained == "resp_a"
+    assert fn.read_conversation(messages[:1]).chained is None
 
 
 def test_history_becomes_input_items_and_only_the_last_pause_counts(fn):

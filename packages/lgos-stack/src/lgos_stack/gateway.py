@@ -84,6 +84,13 @@ litellm_settings:
   # (lgos_gateway_errors.py, written beside this file).
   callbacks:
     - lgos_gateway_errors.readable_errors
+
+router_settings:
+  # LiteLLM takes a deployment out of service after a 404 or 401, even the
+  # only one of a model: one client naming an expired Response would make
+  # the graph answer 429 to everyone for a while. A graph's 4xx is the
+  # client's problem, and a graph that is down fails on connect anyway.
+  disable_cooldowns: true
 """
 )
 FOLLOW_BASE_PATH = "/lgos/v1"

@@ -80,10 +80,15 @@ BACKGROUND_ENDINGS = {
 }
 PENDING_LABEL = "lgos-interrupt"
 RESUMED_LABEL = "lgos-resumed"
+RESPONSE_LABEL = "lgos-response"
+"""Marks the Response a whole turn ended with, on a deployment that keeps
+Responses: the next turn names it instead of replaying the history."""
 WAITING = "Waiting for your answer: reply to this message to continue."
 # Markdown link reference definitions: kept in the message text (so the pause
 # survives reloads and restarts) but never rendered.
-_MARKER = re.compile(r'^\[(lgos-interrupt|lgos-resumed)\]: # "([A-Za-z0-9_=-]*)"\s*$')
+_MARKER = re.compile(
+    r'^\[(lgos-interrupt|lgos-resumed|lgos-response)\]: # "([A-Za-z0-9_=-]*)"\s*$'
+)
 
 DISPLAY_FILE_TOOL: Json = {
     "type": "function",
@@ -345,6 +350,8 @@ class Graph:
     server_tools: tuple[str, ...] = ()
     client_tools: tuple[str, ...] = ()
     client_settings: Mapping[str, Any] | None = None
+    stores_responses: bool = False
+    """The deployment keeps Responses: turns chain by ``previous_response_id``."""
 
     def settings_defaults(self) -> Mapping[str, Any]:
         defaults = (self.client_settings or {}).get("defaults")
@@ -380,6 +387,7 @@ def graphs_from_model_info(data: Any) -> list[Graph]:
                 server_tools=_strings(lgos.get("server_tools")),
                 client_tools=_strings(lgos.get("client_tools")),
                 client_settings=settings if isinstance(settings, Mapping) else None,
+                stores_responses=lgos.get("stores_responses") is True,
             ),
         )
     return sorted(graphs.values(), key=lambda graph: graph.model)
@@ -430,10 +438,26 @@ def resumed_marker(response_id: str) -> str:
     return f'\n\n[{RESUMED_LABEL}]: # "{_encode(response_id)}"\n'
 
 
-def split_markers(text: str) -> tuple[str, PendingInterrupt | None]:
-    """The visible text of an assistant message, and its unanswered pause."""
+def response_marker(response_id: str) -> str:
+    return f'\n\n[{RESPONSE_LABEL}]: # "{_encode(response_id)}"\n'
+
+
+@dataclass(frozen=True)
+class Markers:
+    """What an assistant message's hidden markers say."""
+
+    visible: str
+    pending: PendingInterrupt | None = None
+    response_id: str | None = None
+    """The Response its turn ended with (deployments that keep Responses)."""
+
+
+def read_markers(text: str) -> Markers:
+    """The visible text of an assistant message, its unanswered pause and the
+    Response its turn ended with."""
     visible: list[str] = []
     pending: PendingInterrupt | None = None
+    response_id: str | None = None
     for line in text.split("\n"):
         match = _MARKER.match(line)
         if match is None:
@@ -445,9 +469,11 @@ def split_markers(text: str) -> tuple[str, PendingInterrupt | None]:
             calls = value.get("calls")
             if isinstance(value.get("response_id"), str) and isinstance(calls, list):
                 pending = PendingInterrupt(value["response_id"], tuple(calls))
+        elif match.group(1) == RESPONSE_LABEL and isinstance(value, str):
+            response_id = value
         elif pending is not None and value == pending.response_id:
             pending = None
-    return "\n".join(visible).strip(), pending
+    return Markers("\n".join(visible).strip(), pending, response_id)
 
 
 def message_text(content: Any) -> str:
@@ -478,6 +504,9 @@ class Conversation:
     history: list[Json]
     user_text: str
     pending: PendingInterrupt | None
+    chained: str | None = None
+    """The Response the assistant message just before the new user message
+    ended with: it covers ``history``, so a turn may name it instead."""
 
 
 def read_conversation(messages: Sequence[Json]) -> Conversation:
@@ -488,11 +517,17 @@ def read_conversation(messages: Sequence[Json]) -> Conversation:
         (i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1
     )
     pending: PendingInterrupt | None = None
+    chained: str | None = None
     for index, message in enumerate(messages[: max(last_user, 0)]):
         role = message.get("role")
         text = message_text(message.get("content"))
         if role == "assistant":
-            text, pending = split_markers(text)
+            markers = read_markers(text)
+            text, pending, chained = (
+                markers.visible,
+                markers.pending,
+                markers.response_id,
+            )
             if text:
                 history.append({"role": "assistant", "content": text})
         elif role in ("user", "system") and text:
@@ -500,11 +535,13 @@ def read_conversation(messages: Sequence[Json]) -> Conversation:
                 user_item(text) if role == "user" else {"role": role, "content": text}
             )
         if role == "user" and index < last_user:
-            pending = None
+            pending = chained = None
     user_text = (
         message_text(messages[last_user].get("content")) if last_user >= 0 else ""
     )
-    return Conversation(history=history, user_text=user_text, pending=pending)
+    return Conversation(
+        history=history, user_text=user_text, pending=pending, chained=chained
+    )
 
 
 # ------------------------------------------------------------------ mapping
@@ -954,7 +991,9 @@ def request_body(
         metadata[CONVERSATION_KEY] = chat_id
     if settings is not None:
         metadata[SETTINGS_KEY] = settings
-    body: Json = {"model": graph.model, "input": items, "store": False}
+    # A deployment that keeps Responses keeps these too, so the next turn can
+    # name them instead of replaying the history.
+    body: Json = {"model": graph.model, "input": items, "store": graph.stores_responses}
     if metadata:
         body["metadata"] = metadata
     tools = [tool_selector(name) for name in server_tools]
@@ -1160,6 +1199,7 @@ class _Turn:
         files = self.files_api(http)
         background = self.in_background(graph)
         previous: str | None = None
+        replay: list[Json] | None = None
         if conversation.pending is not None:
             # The user typed the answer to a question the dialog did not get.
             pending = conversation.pending
@@ -1174,8 +1214,13 @@ class _Turn:
             yield resumed_marker(pending.response_id)
         else:
             file_ids = await self.upload_attachments(http, graph, files)
-            items = [*conversation.history, user_item(conversation.user_text, file_ids)]
+            turn = user_item(conversation.user_text, file_ids)
+            items = [*conversation.history, turn]
             ledger = list(items)
+            if graph.stores_responses and conversation.chained:
+                # Name the Response the history ended with and send only the
+                # new turn; the history is the fallback.
+                replay, items, previous = items, [turn], conversation.chained
         for _ in range(MAX_CLIENT_ROUNDS + 1):
             body = request_body(
                 graph,
@@ -1189,14 +1234,23 @@ class _Turn:
             response: Json = {}
             state = StreamState()
             streamed = self.stream(http, body, state, background=background)
-            async with aclosing(streamed) as actions:
-                async for action in actions:
-                    if isinstance(action, Say):
-                        yield action.text
-                    elif isinstance(action, Emit):
-                        await self.emit(action.event)
-                    else:
-                        response = action.response
+            try:
+                async with aclosing(streamed) as actions:
+                    async for action in actions:
+                        if isinstance(action, Say):
+                            yield action.text
+                        elif isinstance(action, Emit):
+                            await self.emit(action.event)
+                        else:
+                            response = action.response
+            except GatewayError as exc:
+                if replay is None or exc.status != 404:
+                    raise
+                # The named Response is gone (deleted, expired, a restarted
+                # store): replay the history, which starts a new chain.
+                items, previous, replay = replay, None, None
+                continue
+            replay = None
             problem = failure(response)
             if problem is not None:
                 yield f"\n\n> **LGOS:** {problem}\n"
@@ -1216,6 +1270,8 @@ class _Turn:
                 continue
             calls = function_calls(response)
             if not calls:
+                if graph.stores_responses and response.get("id"):
+                    yield response_marker(str(response["id"]))
                 return
             outputs = []
             for call in calls:
@@ -1224,7 +1280,10 @@ class _Turn:
                     yield text
                 outputs.append(output)
             ledger += [*response.get("output", []), *outputs]
-            items, previous = list(ledger), None
+            if graph.stores_responses:
+                items, previous = outputs, str(response.get("id"))
+            else:
+                items, previous = list(ledger), None
         yield "\n\n> **LGOS:** stopped after too many client tool rounds.\n"
 
     def follow_url(self) -> str:
