@@ -32,7 +32,7 @@ from lgos_stack.postgres import database_url
 from lgos_stack.processes import running
 
 from lgos_bench.figures import percentile
-from lgos_bench.report import RESULTS_DIR, fmt
+from lgos_bench.report import RESULTS_DIR, fmt, write_pair
 from lgos_bench.suite import background_cores, library_revision
 from lgos_bench.workload import PLAIN, Workload
 
@@ -218,9 +218,4 @@ def render(results: dict[str, Any]) -> str:
 
 def write(results: dict[str, Any], directory: Path = RESULTS_DIR) -> tuple[Path, Path]:
     """``<timestamp>-background.md`` and ``.json`` in ``directory``."""
-    directory.mkdir(parents=True, exist_ok=True)
-    stem = time.strftime("%Y%m%d-%H%M%S") + "-background"
-    markdown, data = directory / f"{stem}.md", directory / f"{stem}.json"
-    markdown.write_text(render(results) + "\n")
-    data.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    return markdown, data
+    return write_pair(results, render(results), directory)

@@ -257,9 +257,17 @@ def render(results: dict[str, Any]) -> str:
 
 def write(results: dict[str, Any], directory: Path = RESULTS_DIR) -> tuple[Path, Path]:
     """``<timestamp>-<mode>.md`` and ``.json`` in ``directory``."""
+    return write_pair(results, render(results), directory)
+
+
+def write_pair(
+    results: dict[str, Any], markdown_text: str, directory: Path
+) -> tuple[Path, Path]:
+    """``markdown_text`` and ``results`` as ``<timestamp>-<mode>.md`` and
+    ``.json`` in ``directory`` (every mode's report is written this way)."""
     directory.mkdir(parents=True, exist_ok=True)
     stem = time.strftime("%Y%m%d-%H%M%S") + f"-{results['meta']['mode']}"
     markdown, data = directory / f"{stem}.md", directory / f"{stem}.json"
-    markdown.write_text(render(results) + "\n")
+    markdown.write_text(markdown_text + "\n")
     data.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     return markdown, data

@@ -12,7 +12,6 @@ The target: a non-streamed request costs at most 15% more server CPU.
 from __future__ import annotations
 
 import asyncio
-import json
 import tempfile
 import time
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from typing import Any
 from lgos_bench.background import postgres_database
 from lgos_bench.figures import Measured, ratio, summarize
 from lgos_bench.procstat import cpu_seconds, process_tree
-from lgos_bench.report import RESULTS_DIR, fmt
+from lgos_bench.report import RESULTS_DIR, fmt, write_pair
 from lgos_bench.scenarios import TARGET_CONCURRENCY, Scenario
 from lgos_bench.servers import Placement, ServerProcess
 from lgos_bench.suite import background_cores, library_revision, measure_round
@@ -179,9 +178,4 @@ def render(results: dict[str, Any]) -> str:
 
 def write(results: dict[str, Any], directory: Path = RESULTS_DIR) -> tuple[Path, Path]:
     """``<timestamp>-store.md`` and ``.json`` in ``directory``."""
-    directory.mkdir(parents=True, exist_ok=True)
-    stem = time.strftime("%Y%m%d-%H%M%S") + "-store"
-    markdown, data = directory / f"{stem}.md", directory / f"{stem}.json"
-    markdown.write_text(render(results) + "\n")
-    data.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
-    return markdown, data
+    return write_pair(results, render(results), directory)

@@ -1,4 +1,5 @@
-"""Graph builders shared by the tests (fixtures live in conftest.py)."""
+"""Graph builders and helpers shared by the tests (fixtures live in
+conftest.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import openai
+import pytest
 from langchain_core.messages import BaseMessage
 from langgraph.config import get_stream_writer
 from langgraph.graph import END, START, MessagesState, StateGraph
@@ -138,3 +141,13 @@ def normalize_ids(transcript: str) -> str:
     return re.sub(
         r'"created(_at)?":\d+', lambda m: f'"created{m.group(1) or ""}":0', transcript
     )
+
+
+async def error_body(call: Any, status: int) -> dict[str, Any]:
+    """The error envelope's body of an SDK ``call`` that must fail with
+    ``status``."""
+    with pytest.raises(openai.APIStatusError) as caught:
+        await call
+    assert caught.value.status_code == status
+    body: dict[str, Any] = caught.value.body  # type: ignore[assignment]
+    return body

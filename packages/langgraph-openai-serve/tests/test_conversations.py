@@ -4,13 +4,12 @@ a client gets for what LGOS cannot do."""
 
 from __future__ import annotations
 
-import openai
 import pytest
 from langgraph_openai_serve import GraphFeature
 from langgraph_openai_serve.testing import ScriptedChatModel
 from lgos_testkit import await_response
 from stored_app import transcript
-from support import config, single_model_graph
+from support import config, error_body, single_model_graph
 
 pytestmark = pytest.mark.anyio
 
@@ -41,13 +40,6 @@ def _texts(items):
     return [(item.role, item.content[0].text) for item in items]
 
 
-async def _error(call, status):
-    with pytest.raises(openai.APIStatusError) as caught:
-        await call
-    assert caught.value.status_code == status
-    return caught.value.body
-
-
 async def test_a_conversation_is_created_retrieved_updated_and_deleted(client):
     created = await client.conversations.create(
         metadata={"topic": "tea"},
@@ -68,9 +60,9 @@ async def test_a_conversation_is_created_retrieved_updated_and_deleted(client):
         "conversation.deleted",
         True,
     )
-    body = await _error(client.conversations.retrieve(created.id), 404)
+    body = await error_body(client.conversations.retrieve(created.id), 404)
     assert body["code"] == "conversation_not_found"
-    await _error(client.conversations.items.list(created.id), 404)
+    await error_body(client.conversations.items.list(created.id), 404)
 
 
 async def test_items_are_added_listed_paged_retrieved_and_deleted(client):
@@ -122,7 +114,7 @@ async def test_items_are_added_listed_paged_retrieved_and_deleted(client):
     assert after_delete.id == conversation.id
     left = await client.conversations.items.list(conversation.id, order="asc")
     assert "first 2" not in [text for _, text in _texts(left.data)]
-    body = await _error(
+    body = await error_body(
         client.conversations.items.retrieve(middle.id, conversation_id=conversation.id),
         404,
     )
@@ -201,7 +193,7 @@ async def test_store_false_still_adds_to_the_conversation_but_keeps_no_response(
 
     items = await client.conversations.items.list(conversation.id, order="asc")
     assert [text for _, text in _texts(items.data)] == ["Hi", unkept.output_text]
-    await _error(client.responses.retrieve(unkept.id), 404)
+    await error_body(client.responses.retrieve(unkept.id), 404)
 
 
 async def test_conversation_with_previous_response_id_is_a_400_naming_conversation(
@@ -210,7 +202,7 @@ async def test_conversation_with_previous_response_id_is_a_400_naming_conversati
     conversation = await client.conversations.create()
     earlier = await client.responses.create(model="history", input="Hi")
 
-    body = await _error(
+    body = await error_body(
         client.responses.create(
             model="history",
             input="Again",
@@ -226,7 +218,7 @@ async def test_conversation_with_previous_response_id_is_a_400_naming_conversati
 
 
 async def test_an_unknown_conversation_on_create_is_a_404_naming_conversation(client):
-    body = await _error(
+    body = await error_body(
         client.responses.create(model="history", input="Hi", conversation="conv_nope"),
         404,
     )
@@ -255,18 +247,18 @@ async def test_a_background_response_adds_its_turn_when_it_ends(client):
 
 async def test_bad_items_and_metadata_are_400s_naming_the_field(client):
     too_many = [{"role": "user", "content": str(n)} for n in range(21)]
-    body = await _error(client.conversations.create(items=too_many), 400)
+    body = await error_body(client.conversations.create(items=too_many), 400)
     assert body["param"] == "items"
-    body = await _error(
+    body = await error_body(
         client.conversations.create(metadata={"k" * 65: "too long a key"}), 400
     )
     assert body["param"] == "metadata"
     conversation = await client.conversations.create()
-    body = await _error(
+    body = await error_body(
         client.conversations.items.create(conversation.id, items=[]), 400
     )
     assert body["param"] == "items"
-    body = await _error(
+    body = await error_body(
         client.conversations.items.list(conversation.id, after="msg_unknown"), 400
     )
     assert body["param"] == "after"
@@ -275,14 +267,14 @@ async def test_bad_items_and_metadata_are_400s_naming_the_field(client):
 async def test_a_stateless_server_has_no_conversations(make_client, graphs):
     stateless = make_client(graphs)
 
-    body = await _error(stateless.conversations.create(), 400)
+    body = await error_body(stateless.conversations.create(), 400)
     assert "keeps no conversations" in body["message"]
-    body = await _error(
+    body = await error_body(
         stateless.responses.create(model="history", input="Hi", conversation="conv_x"),
         400,
     )
     assert body["param"] == "conversation"
-    await _error(stateless.conversations.retrieve("conv_x"), 404)
+    await error_body(stateless.conversations.retrieve("conv_x"), 404)
 
 
 async def test_models_say_when_the_server_keeps_responses(make_client, graphs):

@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
-import openai
 import pytest
 from interrupt_graphs import refund_graph
 from langchain_core.messages import AIMessage
@@ -24,7 +23,7 @@ from langgraph_openai_serve import (
 from langgraph_openai_serve.testing import ScriptedChatModel
 from lgos_testkit import await_response
 from pydantic import ValidationError
-from support import config, one_node_graph, single_model_graph
+from support import config, error_body, one_node_graph, single_model_graph
 
 pytestmark = pytest.mark.anyio
 
@@ -65,13 +64,6 @@ def graphs(release):
 @pytest.fixture
 def client(make_client, graphs):
     return make_client(graphs, RESPONSE_STORE="memory")
-
-
-async def _status_error(call, status):
-    with pytest.raises(openai.APIStatusError) as caught:
-        await call
-    assert caught.value.status_code == status
-    return caught.value.body
 
 
 async def test_retrieve_returns_exactly_what_create_returned(client):
@@ -119,9 +111,9 @@ async def test_store_false_keeps_nothing(client):
     )
 
     assert fleeting.store is False
-    body = await _status_error(client.responses.retrieve(fleeting.id), 404)
+    body = await error_body(client.responses.retrieve(fleeting.id), 404)
     assert body["code"] == "response_not_found"
-    chained = await _status_error(
+    chained = await error_body(
         client.responses.create(
             model="history", input="And?", previous_response_id=fleeting.id
         ),
@@ -137,9 +129,9 @@ async def test_delete_answers_openais_shape_and_the_response_is_gone(client):
     deleted = await client.delete(f"/responses/{created.id}", cast_to=object)
 
     assert deleted == {"id": created.id, "object": "response", "deleted": True}
-    await _status_error(client.responses.retrieve(created.id), 404)
-    await _status_error(client.responses.input_items.list(created.id), 404)
-    await _status_error(client.responses.delete(created.id), 404)
+    await error_body(client.responses.retrieve(created.id), 404)
+    await error_body(client.responses.input_items.list(created.id), 404)
+    await error_body(client.responses.delete(created.id), 404)
 
 
 async def test_input_items_page_in_both_orders(client):
@@ -190,7 +182,7 @@ async def test_input_items_page_in_both_orders(client):
 async def test_bad_input_items_queries_name_their_param(client, query, param):
     created = await client.responses.create(model="history", input="Hi")
 
-    body = await _status_error(
+    body = await error_body(
         client.get(
             f"/responses/{created.id}/input_items",
             cast_to=object,
@@ -208,14 +200,14 @@ async def test_without_a_store_store_true_is_refused_and_nothing_is_retrievable(
     stateless = make_client(graphs)
     created = await stateless.responses.create(model="history", input="Hi")
 
-    refused = await _status_error(
+    refused = await error_body(
         stateless.responses.create(model="history", input="Hi", store=True), 400
     )
     assert refused["param"] == "store"
     assert created.store is False
-    await _status_error(stateless.responses.retrieve(created.id), 404)
-    await _status_error(stateless.responses.delete(created.id), 404)
-    chained = await _status_error(
+    await error_body(stateless.responses.retrieve(created.id), 404)
+    await error_body(stateless.responses.delete(created.id), 404)
+    chained = await error_body(
         stateless.responses.create(
             model="history", input="Hi", previous_response_id=created.id
         ),
@@ -266,7 +258,7 @@ async def test_background_responses_are_listed_chained_and_deleted(client):
         model="notes", input="What number?", previous_response_id=job.id
     )
     items = await client.responses.input_items.list(job.id)
-    refused = await _status_error(
+    refused = await error_body(
         client.responses.create(model="notes", input="x", background=True, store=False),
         400,
     )
@@ -275,7 +267,7 @@ async def test_background_responses_are_listed_chained_and_deleted(client):
     assert [item.content[0].text for item in items.data] == ["Remember 7"]
     assert refused["param"] == "store"
     assert (await client.responses.delete(job.id)) is None
-    await _status_error(client.responses.retrieve(job.id), 404)
+    await error_body(client.responses.retrieve(job.id), 404)
 
 
 async def test_a_running_background_response_is_deleted_only_once_finished(
@@ -284,20 +276,20 @@ async def test_a_running_background_response_is_deleted_only_once_finished(
     job = await client.responses.create(model="held", input="Wait", background=True)
     await await_response(client, job.id, {"in_progress"})
 
-    busy = await _status_error(client.responses.delete(job.id), 409)
+    busy = await error_body(client.responses.delete(job.id), 409)
     release.set()
     await await_response(client, job.id, {"completed"})
     await client.responses.delete(job.id)
 
     assert busy["code"] == "response_in_progress"
-    await _status_error(client.responses.retrieve(job.id), 404)
+    await error_body(client.responses.retrieve(job.id), 404)
 
 
 async def test_only_background_responses_are_cancelled_or_streamed_again(client):
     created = await client.responses.create(model="history", input="Hi")
 
-    cancel = await _status_error(client.responses.cancel(created.id), 400)
-    stream = await _status_error(
+    cancel = await error_body(client.responses.cancel(created.id), 400)
+    stream = await error_body(
         client.get(
             f"/responses/{created.id}",
             cast_to=object,

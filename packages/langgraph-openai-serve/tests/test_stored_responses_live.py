@@ -72,6 +72,16 @@ def served(tmp_path_factory, postgres_uri) -> Iterator[Served]:
     server.process.stop()
 
 
+def not_found_bodies(attempts: dict[str, Any]) -> dict[str, Any]:
+    """Each attempt must fail with 404: the error bodies, by attempt."""
+    answers = {}
+    for name, attempt in attempts.items():
+        with pytest.raises(openai.NotFoundError) as caught:
+            attempt()
+        answers[name] = caught.value.body
+    return answers
+
+
 def test_three_turns_kept_retrieved_listed_and_deleted(served):
     alice = served.alice
     first = alice.responses.create(model="history", input="My name is Ada.")
@@ -117,11 +127,7 @@ def test_another_tenant_gets_404_for_everything(served):
             model="history", input="Tell me", previous_response_id=kept.id
         ),
     }
-    answers = {}
-    for name, attempt in attempts.items():
-        with pytest.raises(openai.NotFoundError) as caught:
-            attempt()
-        answers[name] = caught.value.body
+    answers = not_found_bodies(attempts)
 
     assert "Alice's secret" not in json.dumps(answers)
     assert answers["previous_response_id"]["param"] == "previous_response_id"
@@ -227,11 +233,7 @@ def test_another_tenant_gets_404_for_every_conversation_route(served):
             model="history", input="Tell me", conversation=cid
         ),
     }
-    answers = {}
-    for name, attempt in attempts.items():
-        with pytest.raises(openai.NotFoundError) as caught:
-            attempt()
-        answers[name] = caught.value.body
+    answers = not_found_bodies(attempts)
 
     assert "Alice's secret" not in json.dumps(answers)
     assert answers["responses.create"]["param"] == "conversation"

@@ -18,38 +18,24 @@ import openai
 import pytest
 from fastapi import FastAPI
 from gateway_configs import MASTER_KEY, compose_config, native_config
-from langchain_core.messages import BaseMessage
-from langgraph.graph import START, MessagesState, StateGraph
 from langgraph_openai_serve import (
     GraphConfig,
     GraphRegistry,
     LanggraphOpenaiServe,
     Settings,
 )
-from langgraph_openai_serve.testing import ScriptedChatModel
 from lgos_chainlit.gateway_ids import upstream_response_id
 from lgos_testkit import ThreadServer, lgos_routes
+from lgos_testkit.graphs import transcript_graph
 from lgos_testkit.litellm import litellm
 
 pytestmark = pytest.mark.timeout(600)
 
 
-def transcript(messages: list[BaseMessage]) -> str:
-    return "Saw " + " | ".join(f"{m.type}:{m.text}" for m in messages)
-
-
-def history_graph():
-    async def agent(state: MessagesState) -> dict[str, list[BaseMessage]]:
-        model = ScriptedChatModel(responder=transcript)
-        return {"messages": [await model.ainvoke(state["messages"])]}
-
-    return StateGraph(MessagesState).add_node(agent).add_edge(START, "agent").compile()
-
-
 @pytest.fixture(scope="module")
 def lgos_url() -> Iterator[str]:
     graphs = GraphRegistry(
-        registry={"history": GraphConfig(graph=history_graph(), description="x")}
+        registry={"history": GraphConfig(graph=transcript_graph(), description="x")}
     )
     app = FastAPI()
     LanggraphOpenaiServe(

@@ -16,8 +16,6 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
-from langchain_core.messages import BaseMessage
-from langgraph.graph import START, MessagesState, StateGraph
 from langgraph_openai_serve import (
     GraphConfig,
     GraphFeature,
@@ -25,36 +23,24 @@ from langgraph_openai_serve import (
     LanggraphOpenaiServe,
     Settings,
 )
-from langgraph_openai_serve.testing import ScriptedChatModel
 from lgos_chainlit.catalog import LgosCatalog
 from lgos_chainlit.chats import ChatState, ChatStore
 from lgos_chainlit.conversation import Conversation
 from lgos_chainlit.events import AnswerDelta, TurnFinished
 from lgos_testkit import ThreadServer
+from lgos_testkit.graphs import transcript_graph
 from openai import AsyncOpenAI
 from ui_support import collect
 
 pytestmark = pytest.mark.anyio
 
 
-def transcript(messages: list[BaseMessage]) -> str:
-    return "Saw " + " | ".join(f"{m.type}:{m.text}" for m in messages)
-
-
-def history_graph() -> Any:
-    async def agent(state: MessagesState) -> dict[str, list[BaseMessage]]:
-        model = ScriptedChatModel(responder=transcript)
-        return {"messages": [await model.ainvoke(state["messages"])]}
-
-    return StateGraph(MessagesState).add_node(agent).add_edge(START, "agent").compile()
-
-
 @pytest.fixture(scope="module")
 def keeping_lgos() -> Iterator[str]:
     registry = {
-        "history": GraphConfig(graph=history_graph(), description="transcript"),
+        "history": GraphConfig(graph=transcript_graph(), description="transcript"),
         "history-bg": GraphConfig(
-            graph=history_graph(),
+            graph=transcript_graph(),
             description="transcript, in the background",
             features={GraphFeature.BACKGROUND},
         ),

@@ -13,23 +13,20 @@ the history instead.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import httpx
 import pytest
 import yaml
 from fastapi import FastAPI
-from langchain_core.messages import BaseMessage
-from langgraph.graph import START, MessagesState, StateGraph
 from langgraph_openai_serve import (
     GraphConfig,
     GraphRegistry,
     LanggraphOpenaiServe,
     Settings,
 )
-from langgraph_openai_serve.testing import ScriptedChatModel
 from lgos_stack.gateway import FOLLOW_TARGET_ENV, install_gateway_modules, seed_config
 from lgos_testkit import ThreadServer, lgos_routes, litellm
+from lgos_testkit.graphs import transcript_graph
 from owui_support import LITELLM_MASTER_KEY, Recorder, chat, user
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(600)]
@@ -40,18 +37,6 @@ MODEL = "lgos/history"
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def transcript(messages: list[BaseMessage]) -> str:
-    return "Saw " + " | ".join(f"{m.type}:{m.text}" for m in messages)
-
-
-def history_graph() -> Any:
-    async def agent(state: MessagesState) -> dict[str, list[BaseMessage]]:
-        model = ScriptedChatModel(responder=transcript)
-        return {"messages": [await model.ainvoke(state["messages"])]}
-
-    return StateGraph(MessagesState).add_node(agent).add_edge(START, "agent").compile()
 
 
 class Keeping:
@@ -81,7 +66,7 @@ class Keeping:
 
 @pytest.fixture(scope="module")
 def keeping(tmp_path_factory) -> Iterator[Keeping]:
-    registry = {"history": GraphConfig(graph=history_graph(), description="x")}
+    registry = {"history": GraphConfig(graph=transcript_graph(), description="x")}
     app = FastAPI()
     LanggraphOpenaiServe(
         graphs=GraphRegistry(registry=registry),

@@ -1,4 +1,6 @@
-"""Graphs the suites share: the two-approver interrupt graph."""
+"""Graphs the suites share: the two-approver interrupt graph, and one that
+answers with the transcript it was given (kept-Responses and chaining tests
+see which turns reached the graph)."""
 
 from __future__ import annotations
 
@@ -44,3 +46,17 @@ def two_approvers_graph(
     builder.add_edge(["manager", "finance"], "answer")
     builder.add_edge("answer", END)
     return builder.compile(checkpointer=checkpointer)
+
+
+def transcript(messages: list[BaseMessage]) -> str:
+    """``Saw human:Hi | ai:Hello | human:Again``: each message's type and text."""
+    return "Saw " + " | ".join(f"{m.type}:{m.text}" for m in messages)
+
+
+def transcript_graph() -> Any:
+    """One node answering with the ``transcript`` of the messages it got."""
+
+    async def agent(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        return {"messages": [AIMessage(content=transcript(state["messages"]))]}
+
+    return StateGraph(MessagesState).add_node(agent).add_edge(START, "agent").compile()
