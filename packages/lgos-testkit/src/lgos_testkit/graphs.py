@@ -4,6 +4,7 @@ see which turns reached the graph)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -48,7 +49,7 @@ def two_approvers_graph(
     return builder.compile(checkpointer=checkpointer)
 
 
-def transcript(messages: list[BaseMessage]) -> str:
+def transcript(messages: Sequence[BaseMessage]) -> str:
     """``Saw human:Hi | ai:Hello | human:Again``: each message's type and text."""
     return "Saw " + " | ".join(f"{m.type}:{m.text}" for m in messages)
 
