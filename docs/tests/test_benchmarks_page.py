@@ -53,3 +53,17 @@ def test_the_quoted_background_latencies_match_the_named_runs():
         assert f"| {first['p50']:.1f} ms | {first['p99']:.1f} ms |" in row
         last = report["background"]["last_event_ms"]["p50"]
         assert f"{last:.1f} ms" in PAGE
+
+
+def test_the_quoted_store_costs_match_the_named_run():
+    (run,) = re.findall(r"`bench/results/([0-9-]+-store)`", PAGE)
+    report = json.loads((ROOT / "bench" / "results" / f"{run}.json").read_text())
+
+    assert f"revision `{report['meta']['lgos_revision']}`" in PAGE
+    for row in report["store"]:
+        off, on = row["off"]["cpu_ms_per_req"], row["on"]["cpu_ms_per_req"]
+        quoted = (
+            f"| `{row['key']}` | {off:.2f} | {on:.2f} | {row['cpu_ratio']:.2f}× "
+            f"| {row['postgres_cpu_ms_per_req']:.2f} |"
+        )
+        assert quoted in PAGE, quoted
