@@ -42,7 +42,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from contextlib import aclosing
+from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -201,23 +201,12 @@ async def stream_response(
 ) -> AsyncGenerator[Json, None]:
     """``POST /v1/responses`` with ``stream=true``: the parsed events."""
     url = api_root(gateway_url) + "/v1/responses"
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    async with http.stream(
-        "POST", url, json={**body, "stream": True}, headers=headers
-    ) as response:
-        if response.status_code != 200:
-            code, message = _error_message(response.status_code, await response.aread())
-            raise GatewayError(response.status_code, code, message)
-        lines = response.aiter_lines()
-        try:
-            async with aclosing(sse_events(lines)) as events:
-                async for event in events:
-                    yield event
-        finally:
-            try:
-                await response.aclose()
-            finally:
-                await _run_out(lines)
+    request = http.stream(
+        "POST", url, json={**body, "stream": True}, headers=_auth(key)
+    )
+    async with aclosing(_streamed_events(request)) as events:
+        async for event in events:
+            yield event
 
 
 async def follow_response(
@@ -228,7 +217,19 @@ async def follow_response(
     gateway's follow route: LGOS's own stream, by LGOS's id)."""
     url = f"{follow_url}/responses/{run_id}"
     params = {"stream": "true", "starting_after": str(after)}
-    async with http.stream("GET", url, params=params, headers=_auth(key)) as response:
+    request = http.stream("GET", url, params=params, headers=_auth(key))
+    async with aclosing(_streamed_events(request)) as events:
+        async for event in events:
+            yield event
+
+
+async def _streamed_events(
+    request: AbstractAsyncContextManager[httpx.Response],
+) -> AsyncGenerator[Json, None]:
+    """The events of one event-stream request; an error status is a
+    ``GatewayError``. The body is closed here, in the task reading it, on
+    every exit: the end, an error, or the consumer closing this generator."""
+    async with request as response:
         if response.status_code != 200:
             code, message = _error_message(response.status_code, await response.aread())
             raise GatewayError(response.status_code, code, message)
