@@ -6,6 +6,7 @@ the test lets them."""
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from pathlib import Path
@@ -39,12 +40,15 @@ class Clock:
 
 
 def gated(name: str, folder: Path, after: tuple[str, ...] = ()) -> Service:
-    """A one-shot that says it started, then ends once ``go-<name>`` exists."""
+    """A one-shot that says it started, then ends once the test lets it go
+    (``let_go``): it blocks reading the FIFO ``go-<name>`` until the test's
+    end of it closes."""
+    os.mkfifo(folder / f"go-{name}")
     script = (
-        "import pathlib, time\n"
+        "import pathlib\n"
         f"folder = pathlib.Path({str(folder)!r})\n"
         f"(folder / 'started-{name}').touch()\n"
-        f"while not (folder / 'go-{name}').exists(): time.sleep(0.05)\n"
+        f"(folder / 'go-{name}').read_bytes()\n"
     )
     return Service(
         name=name,
@@ -54,6 +58,13 @@ def gated(name: str, folder: Path, after: tuple[str, ...] = ()) -> Service:
         oneshot=True,
         after=after,
     )
+
+
+def let_go(name: str, folder: Path) -> None:
+    """End the gated one-shot ``name`` (it has started: its FIFO is open or
+    about to be; opening our end waits for it)."""
+    with open(folder / f"go-{name}", "wb"):
+        pass
 
 
 class Starting:
@@ -100,10 +111,10 @@ def test_services_started_one_after_another_may_take_longer_than_one_budget_in_a
         starting = Starting(supervisor)
         wait_until((tmp_path / "started-first").exists, WAIT, "the first to start")
         clock.advance(0.9 * BUDGET)
-        (tmp_path / "go-first").touch()
+        let_go("first", tmp_path)
         wait_until((tmp_path / "started-second").exists, WAIT, "the second to start")
         clock.advance(0.9 * BUDGET)  # 1.8 budgets since the stack began
-        (tmp_path / "go-second").touch()
+        let_go("second", tmp_path)
 
         assert starting.result() is None
     finally:
