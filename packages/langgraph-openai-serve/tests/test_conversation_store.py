@@ -150,3 +150,43 @@ async def test_concurrent_batches_keep_each_batch_in_order(store):
         assert [t for t in texts if t.startswith(f"{b}-")] == [
             f"{b}-{n}" for n in range(5)
         ]
+
+
+async def test_a_response_adding_its_turn_again_replaces_its_first_turn(store):
+    # A background run re-run after its worker was lost between adding its
+    # turn and storing its end adds the turn again, with new output ids.
+    conversation = _conversation()
+    await store.create("alice", conversation, [_item("before")])
+    question = _item("question", "msg_q")
+    await store.add_items(
+        conversation.id, "alice", [question, _item("lost answer")], response_id="r1"
+    )
+    await store.add_items(conversation.id, "alice", [_item("other")], response_id="r2")
+
+    await store.add_items(
+        conversation.id, "alice", [question, _item("final answer")], response_id="r1"
+    )
+
+    assert _texts(await store.items(conversation.id, "alice")) == [
+        "before",
+        "other",
+        "question",
+        "final answer",
+    ]
+
+
+async def test_a_turn_never_removes_items_another_call_added(store):
+    conversation = _conversation()
+    await store.create("alice", conversation, [_item("held", "msg_h")])
+    await store.add_items(conversation.id, "alice", [_item("typed", "msg_t")])
+
+    # The turn names an item the Conversation held already: it stays put.
+    turn = [_item("held", "msg_h"), _item("answer")]
+    await store.add_items(conversation.id, "alice", turn, response_id="r1")
+    await store.add_items(conversation.id, "alice", turn, response_id="r1")
+
+    assert _texts(await store.items(conversation.id, "alice")) == [
+        "held",
+        "typed",
+        "answer",
+    ]

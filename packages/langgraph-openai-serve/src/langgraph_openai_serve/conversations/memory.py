@@ -15,6 +15,8 @@ class _Record:
     conversation: Conversation
     items: dict[str, dict[str, Any]] = field(default_factory=dict)
     """By id, in the order they were added (dicts keep insertion order)."""
+    turns: dict[str, list[str]] = field(default_factory=dict)
+    """The ids each Response added, by Response id."""
 
 
 class InMemoryConversationStore:
@@ -56,12 +58,22 @@ class InMemoryConversationStore:
         return list(record.items.values()) if record else None
 
     async def add_items(
-        self, conversation_id: str, scope: str, items: list[dict[str, Any]]
+        self,
+        conversation_id: str,
+        scope: str,
+        items: list[dict[str, Any]],
+        *,
+        response_id: str | None = None,
     ) -> bool:
         record = self._find(conversation_id, scope)
         if record is None:
             return False
-        _add(record, items)
+        if response_id is None:
+            _add(record, items)
+            return True
+        for item_id in record.turns.pop(response_id, ()):
+            record.items.pop(item_id, None)
+        record.turns[response_id] = _add(record, items)
         return True
 
     async def item(
@@ -79,6 +91,11 @@ class InMemoryConversationStore:
         return record if record is not None and record.scope == scope else None
 
 
-def _add(record: _Record, items: list[dict[str, Any]]) -> None:
+def _add(record: _Record, items: list[dict[str, Any]]) -> list[str]:
+    """Add the items not held yet; their ids."""
+    added = []
     for item in items:
-        record.items.setdefault(item["id"], item)
+        if item["id"] not in record.items:
+            record.items[item["id"]] = item
+            added.append(item["id"])
+    return added

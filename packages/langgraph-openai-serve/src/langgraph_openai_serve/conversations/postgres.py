@@ -5,7 +5,8 @@ Two tables (``background/postgres/schema.py``, created by ``lgos
 db-setup``): ``lgos_conversations`` and ``lgos_conversation_items``, whose
 rows go with their Conversation (``ON DELETE CASCADE``). Items are ordered
 by an identity column, so concurrent appends never interleave within one
-batch's order.
+batch's order. An item added as a Response's turn carries that Response's
+id (``response_id``), so the Response adding its turn again replaces it.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class PostgresConversationStore:
                     conversation.created_at,
                 ),
             )
-            await conn.execute(_APPEND, (conversation.id, Jsonb(items)))
+            await conn.execute(_APPEND_TURN, (conversation.id, None, Jsonb(items)))
 
     async def get(self, conversation_id: str, scope: str) -> Conversation | None:
         row = await self._one(
@@ -83,7 +84,12 @@ class PostgresConversationStore:
         return [row["item"] for row in rows if row["item"] is not None]
 
     async def add_items(
-        self, conversation_id: str, scope: str, items: list[dict[str, Any]]
+        self,
+        conversation_id: str,
+        scope: str,
+        items: list[dict[str, Any]],
+        *,
+        response_id: str | None = None,
     ) -> bool:
         from psycopg.types.json import Jsonb
 
@@ -97,7 +103,15 @@ class PostgresConversationStore:
             )
             if await cursor.fetchone() is None:
                 return False
-            await conn.execute(_APPEND, (conversation_id, Jsonb(items)))
+            if response_id is not None:
+                await conn.execute(
+                    "DELETE FROM lgos_conversation_items "
+                    "WHERE conversation_id = %s AND response_id = %s",
+                    (conversation_id, response_id),
+                )
+            await conn.execute(
+                _APPEND_TURN, (conversation_id, response_id, Jsonb(items))
+            )
         return True
 
     async def item(
@@ -126,10 +140,11 @@ class PostgresConversationStore:
             return await cursor.fetchone()
 
 
-# Appends a JSON array of items in its order, skipping ids already held.
-_APPEND = """
-INSERT INTO lgos_conversation_items (conversation_id, item_id, item)
-SELECT %s, element->>'id', element
+# Appends a JSON array of items in its order, skipping ids already held,
+# tagged with the Response whose turn they are (or null).
+_APPEND_TURN = """
+INSERT INTO lgos_conversation_items (conversation_id, response_id, item_id, item)
+SELECT %s, %s, element->>'id', element
 FROM jsonb_array_elements(%s) WITH ORDINALITY AS batch(element, n)
 ORDER BY n
 ON CONFLICT DO NOTHING

@@ -4,8 +4,12 @@ A Conversation is an ordered list of Responses items in a scope (the
 tenant), with metadata. Clients add items directly, and a Response created
 with ``conversation`` adds its input and output items once it has finished.
 Items keep their ids, and an id already in the Conversation is not added a
-second time, so adding the same items again changes nothing. Conversations
-are kept until deleted: the response retention does not expire them.
+second time, so adding the same items again changes nothing. A Response adds
+its turn once: when it adds one again (a background run re-run after its
+worker was lost between adding the turn and storing its end), the new turn
+replaces the old one, so the Conversation holds what the Response's final
+snapshot holds. Conversations are kept until deleted: the response retention
+does not expire them.
 """
 
 from __future__ import annotations
@@ -60,10 +64,19 @@ class ConversationStore(Protocol):
         ...
 
     async def add_items(
-        self, conversation_id: str, scope: str, items: list[dict[str, Any]]
+        self,
+        conversation_id: str,
+        scope: str,
+        items: list[dict[str, Any]],
+        *,
+        response_id: str | None = None,
     ) -> bool:
         """Append the items whose ids it does not hold yet, in order;
-        ``False`` when the Conversation is unknown."""
+        ``False`` when the Conversation is unknown.
+
+        With ``response_id`` the items are that Response's turn: the items
+        an earlier call added for the same Response are removed first, in the
+        same step, and the turn goes at the end."""
         ...
 
     async def item(

@@ -21,7 +21,10 @@ async def add_turn(
     response: dict[str, Any],
 ) -> None:
     """Append the request's items then the Response's output, if it happened
-    (a Conversation deleted meanwhile gets nothing)."""
+    (a Conversation deleted meanwhile gets nothing), as the Response's turn:
+    a re-run's turn replaces the one its lost attempt added."""
     if response.get("status") in ADDED_STATUSES:
         added = [*input_items, *response.get("output", ())]
-        await conversations.add_items(conversation_id, scope, added)
+        await conversations.add_items(
+            conversation_id, scope, added, response_id=response["id"]
+        )

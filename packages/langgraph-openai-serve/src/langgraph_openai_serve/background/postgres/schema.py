@@ -64,4 +64,5 @@ CREATE TABLE IF NOT EXISTS lgos_conversation_items (
 );
 CREATE INDEX IF NOT EXISTS lgos_conversation_items_order
     ON lgos_conversation_items (conversation_id, seq);
+ALTER TABLE lgos_conversation_items ADD COLUMN IF NOT EXISTS response_id text;
 """
