@@ -9,13 +9,39 @@ import time
 import uuid
 from typing import Any
 
+import psycopg
 import pytest
 from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
 from langgraph_openai_serve.conversations.memory import InMemoryConversationStore
 from langgraph_openai_serve.conversations.postgres import PostgresConversationStore
 from langgraph_openai_serve.conversations.protocol import Conversation
+from postgres_fixtures import POOL_KWARGS
+from psycopg_pool import AsyncConnectionPool
 
 pytestmark = pytest.mark.anyio
+
+# The tables as the first Conversations release created them, before items
+# recorded the Response that added them: the migration must keep their rows.
+_FIRST_SCHEMA = """
+CREATE TABLE lgos_conversations (
+    id text PRIMARY KEY,
+    scope text NOT NULL,
+    metadata jsonb NOT NULL,
+    created_at bigint NOT NULL
+);
+CREATE TABLE lgos_conversation_items (
+    conversation_id text NOT NULL
+        REFERENCES lgos_conversations (id) ON DELETE CASCADE,
+    item_id text NOT NULL,
+    seq bigint GENERATED ALWAYS AS IDENTITY,
+    item jsonb NOT NULL,
+    PRIMARY KEY (conversation_id, item_id)
+);
+INSERT INTO lgos_conversations VALUES ('conv_old', 'alice', '{}', 0);
+INSERT INTO lgos_conversation_items (conversation_id, item_id, item) VALUES
+    ('conv_old', 'msg_old', '{"id": "msg_old", "type": "message", "role": "user",
+      "status": "completed", "content": [{"type": "input_text", "text": "old"}]}');
+"""
 
 
 @pytest.fixture(params=["memory", "postgres"])
@@ -190,3 +216,26 @@ async def test_a_turn_never_removes_items_another_call_added(store):
         "typed",
         "answer",
     ]
+
+
+async def test_setup_migrates_the_first_conversation_tables_in_place(postgres_uri):
+    database = f"lgos_conv_migration_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(postgres_uri, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {database}")
+    url = psycopg.conninfo.make_conninfo(postgres_uri, dbname=database)
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(_FIRST_SCHEMA)
+    pool = AsyncConnectionPool(url, open=False, kwargs=POOL_KWARGS)
+    await pool.open(wait=True)
+    responses = PostgresResponseStore(pool)
+    try:
+        await responses.setup()
+        store = PostgresConversationStore(responses)
+        turn = [_item("new"), _item("answer")]
+        await store.add_items("conv_old", "alice", turn, response_id="r1")
+        await store.add_items("conv_old", "alice", turn[:1], response_id="r1")
+
+        assert _texts(await store.items("conv_old", "alice")) == ["old", "new"]
+    finally:
+        await responses._listener.close()
+        await pool.close()
