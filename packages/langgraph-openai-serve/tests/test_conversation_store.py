@@ -13,6 +13,7 @@ import psycopg
 import pytest
 from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
 from langgraph_openai_serve.conversations.memory import InMemoryConversationStore
+from langgraph_openai_serve.conversations.pages import AfterItemNotFound
 from langgraph_openai_serve.conversations.postgres import PostgresConversationStore
 from langgraph_openai_serve.conversations.protocol import Conversation
 from postgres_fixtures import POOL_KWARGS
@@ -239,3 +240,63 @@ async def test_setup_migrates_the_first_conversation_tables_in_place(postgres_ur
     finally:
         await responses._listener.close()
         await pool.close()
+
+
+async def _ten(store) -> str:
+    conversation = _conversation()
+    items = [_item(str(n), f"msg_{n}") for n in range(10)]
+    await store.create("alice", conversation, items[:4])
+    await store.add_items(conversation.id, "alice", items[4:])
+    await store.delete_item(conversation.id, "msg_5", "alice")
+    return conversation.id
+
+
+async def test_pages_walk_the_items_both_ways_with_the_after_cursor(store):
+    conversation_id = await _ten(store)
+
+    pages: dict[str, list[list[str]]] = {"asc": [], "desc": []}
+    for order in ("asc", "desc"):
+        after = None
+        while True:
+            page = await store.page(
+                conversation_id, "alice", limit=4, order=order, after=after
+            )
+            pages[order].append(_texts(page.items))
+            if not page.has_more:
+                break
+            after = page.items[-1]["id"]
+
+    assert pages["asc"] == [["0", "1", "2", "3"], ["4", "6", "7", "8"], ["9"]]
+    assert pages["desc"] == [["9", "8", "7", "6"], ["4", "3", "2", "1"], ["0"]]
+
+
+async def test_a_page_that_ends_the_list_exactly_has_no_more(store):
+    conversation_id = await _ten(store)
+
+    page = await store.page(conversation_id, "alice", limit=9, order="asc", after=None)
+    last = await store.page(
+        conversation_id, "alice", limit=1, order="asc", after="msg_8"
+    )
+
+    assert page.has_more is False
+    assert len(page.items) == 9
+    assert _texts(last.items) == ["9"]
+    assert last.has_more is False
+    assert page.body()["first_id"] == "msg_0"
+    assert page.body()["last_id"] == "msg_9"
+
+
+async def test_a_page_after_an_unknown_item_or_of_another_scope_is_refused(store):
+    conversation_id = await _ten(store)
+
+    with pytest.raises(AfterItemNotFound):
+        await store.page(conversation_id, "alice", limit=5, order="asc", after="msg_5")
+    assert (
+        await store.page(conversation_id, "bob", limit=5, order="asc", after=None)
+        is None
+    )
+    empty = _conversation()
+    await store.create("alice", empty, [])
+    page = await store.page(empty.id, "alice", limit=5, order="desc", after=None)
+    assert page.items == []
+    assert page.has_more is False

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from langgraph_openai_serve.conversations.pages import ItemPage, Order, page_of
 from langgraph_openai_serve.conversations.protocol import Conversation
 
 
@@ -56,6 +57,21 @@ class InMemoryConversationStore:
     ) -> list[dict[str, Any]] | None:
         record = self._find(conversation_id, scope)
         return list(record.items.values()) if record else None
+
+    async def page(
+        self,
+        conversation_id: str,
+        scope: str,
+        *,
+        limit: int,
+        order: Order,
+        after: str | None,
+    ) -> ItemPage | None:
+        record = self._find(conversation_id, scope)
+        if record is None:
+            return None
+        items = list(record.items.values())
+        return page_of(items, limit=limit, order=order, after=after)
 
     async def add_items(
         self,

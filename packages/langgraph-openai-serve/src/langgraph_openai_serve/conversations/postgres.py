@@ -14,6 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
+from langgraph_openai_serve.conversations.pages import (
+    AfterItemNotFound,
+    ItemPage,
+    Order,
+)
 from langgraph_openai_serve.conversations.protocol import Conversation
 
 
@@ -83,6 +88,35 @@ class PostgresConversationStore:
             return None
         return [row["item"] for row in rows if row["item"] is not None]
 
+    async def page(
+        self,
+        conversation_id: str,
+        scope: str,
+        *,
+        limit: int,
+        order: Order,
+        after: str | None,
+    ) -> ItemPage | None:
+        async with await self._responses.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT (SELECT seq FROM lgos_conversation_items "
+                " WHERE conversation_id = c.id AND item_id = %s) AS after_seq "
+                "FROM lgos_conversations c WHERE c.id = %s AND c.scope = %s",
+                (after, conversation_id, scope),
+            )
+            found = await cursor.fetchone()
+            if found is None:
+                return None
+            if after is not None and found["after_seq"] is None:
+                raise AfterItemNotFound(after)
+            # One more than the page, to tell whether more follow.
+            cursor = await conn.execute(
+                _PAGE[order], (conversation_id, found["after_seq"], limit + 1)
+            )
+            rows = await cursor.fetchall()
+        items = [row["item"] for row in rows]
+        return ItemPage(items[:limit], len(items) > limit)
+
     async def add_items(
         self,
         conversation_id: str,
@@ -149,6 +183,20 @@ FROM jsonb_array_elements(%s) WITH ORDINALITY AS batch(element, n)
 ORDER BY n
 ON CONFLICT DO NOTHING
 """
+
+
+# A page of items after the cursor's identity value (none: from the start).
+_PAGE: dict[Order, str] = {
+    "asc": (
+        "SELECT item FROM lgos_conversation_items WHERE conversation_id = %s "
+        "AND seq > coalesce(%s::bigint, -1) ORDER BY seq LIMIT %s"
+    ),
+    "desc": (
+        "SELECT item FROM lgos_conversation_items WHERE conversation_id = %s "
+        "AND seq < coalesce(%s::bigint, 9223372036854775807) "
+        "ORDER BY seq DESC LIMIT %s"
+    ),
+}
 
 
 def _conversation(row: Any) -> Conversation:

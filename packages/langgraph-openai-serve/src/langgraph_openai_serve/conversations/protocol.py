@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from langgraph_openai_serve.conversations.pages import ItemPage, Order
+
 
 @dataclass(frozen=True, slots=True)
 class Conversation:
@@ -61,6 +63,24 @@ class ConversationStore(Protocol):
         self, conversation_id: str, scope: str
     ) -> list[dict[str, Any]] | None:
         """Every item, oldest first; ``None`` when unknown."""
+        ...
+
+    async def page(
+        self,
+        conversation_id: str,
+        scope: str,
+        *,
+        limit: int,
+        order: Order,
+        after: str | None,
+    ) -> ItemPage | None:
+        """Up to ``limit`` items in ``order``, after the item ``after``
+        (``pages.page_of``'s rules), read without reading the others;
+        ``None`` when unknown.
+
+        Raises:
+            AfterItemNotFound: the Conversation holds no item ``after``.
+        """
         ...
 
     async def add_items(

@@ -20,6 +20,7 @@ from langgraph_openai_serve.conversations.errors import (
     ConversationItemNotFoundError,
     ConversationNotFoundError,
 )
+from langgraph_openai_serve.conversations.pages import AfterItemNotFound
 from langgraph_openai_serve.conversations.protocol import (
     Conversation,
     ConversationStore,
@@ -36,7 +37,7 @@ from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.responses.input_items import (
     check_include,
     full_items,
-    items_page,
+    unknown_after,
 )
 from langgraph_openai_serve.openai.responses.items import new_id
 from langgraph_openai_serve.openai.state import serve_state
@@ -135,18 +136,15 @@ async def list_items(
     """One page of the Conversation's items (``asc``: oldest first)."""
     _check_include(request)
     store, scope = await _store_and_scope(request, conversation_id)
-    items = await store.items(conversation_id, scope)
-    if items is None:
+    try:
+        page = await store.page(
+            conversation_id, scope, limit=limit, order=order, after=after
+        )
+    except AfterItemNotFound:
+        raise unknown_after("item", "this conversation", after) from None
+    if page is None:
         raise ConversationNotFoundError(conversation_id)
-    page = items_page(
-        items,
-        limit=limit,
-        order=order,
-        after=after,
-        what="item",
-        where="this conversation",
-    )
-    return json_response(page)
+    return json_response(page.body())
 
 
 @router.post(

@@ -10,8 +10,13 @@ the deployment keeps Responses.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
+from langgraph_openai_serve.conversations.pages import (
+    AfterItemNotFound,
+    Order,
+    page_of,
+)
 from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.openai.responses.items import new_id
 from langgraph_openai_serve.openai.responses.schemas import (
@@ -98,33 +103,23 @@ def items_page(
     items: list[dict[str, Any]],
     *,
     limit: int,
-    order: Literal["asc", "desc"],
+    order: Order,
     after: str | None,
-    what: str = "input item",
-    where: str = "this response",
 ) -> dict[str, Any]:
-    """One page of ``items`` as an OpenAI list: ``order`` ``asc`` is the
-    order they came in, ``after`` the id the page follows (``what`` and
-    ``where`` name it in the error when no item has it).
+    """One page of a kept Response's input items as an OpenAI list.
 
     Raises:
         InvalidRequestError: ``after`` names no item of the list.
     """
-    ordered = items if order == "asc" else items[::-1]
-    start = 0
-    if after is not None:
-        ids = [item["id"] for item in ordered]
-        if after not in ids:
-            raise InvalidRequestError(
-                f"No {what} '{after}' was found in {where}.",
-                param="after",
-            )
-        start = ids.index(after) + 1
-    data = ordered[start : start + limit]
-    return {
-        "object": "list",
-        "data": data,
-        "first_id": data[0]["id"] if data else None,
-        "last_id": data[-1]["id"] if data else None,
-        "has_more": start + limit < len(ordered),
-    }
+    try:
+        page = page_of(items, limit=limit, order=order, after=after)
+    except AfterItemNotFound:
+        raise unknown_after("input item", "this response", after) from None
+    return page.body()
+
+
+def unknown_after(what: str, where: str, after: str | None) -> InvalidRequestError:
+    """The 400 for an ``after`` cursor that names no item of the list."""
+    return InvalidRequestError(
+        f"No {what} '{after}' was found in {where}.", param="after"
+    )
