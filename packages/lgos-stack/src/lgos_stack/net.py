@@ -7,9 +7,11 @@ the benchmarks and the core's tests all use them.
 from __future__ import annotations
 
 import asyncio
+import random
 import socket
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import httpx
 
@@ -25,24 +27,55 @@ def reachable(host: str) -> str:
     return LOOPBACK if host in ("0.0.0.0", "::", "") else host
 
 
-def free_ports(count: int) -> list[int]:
-    """``count`` distinct free loopback ports.
+LISTEN_PORTS = range(10000, 32768)
+"""Where ``free_ports`` chooses, below Linux's default ephemeral range."""
+_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 
-    The sockets are held open together while choosing, so the ports differ;
-    another process may still take one before the caller binds it.
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free loopback ports, for servers to listen on.
+
+    They are chosen at random outside the kernel's ephemeral range: a
+    connection anyone opens takes its local port from that range, so a port
+    chosen there (as binding port 0 does) can be taken by any client in the
+    moment before the server binds it. The sockets are held open together
+    while choosing, so the ports differ; another process may still bind one
+    first, but it is no longer a matter of chance connections.
     """
     if count < 1:
         raise ValueError(f"free_ports: count must be at least 1, got {count}")
+    low, high = ephemeral_range()
+    outside = [port for port in LISTEN_PORTS if not low <= port <= high]
+    candidates = outside or list(LISTEN_PORTS)
+    random.shuffle(candidates)
     sockets: list[socket.socket] = []
     try:
-        for _ in range(count):
+        for port in candidates:
+            if len(sockets) == count:
+                break
             sock = socket.socket()
-            sock.bind((LOOPBACK, 0))
+            try:
+                sock.bind((LOOPBACK, port))
+            except OSError:
+                sock.close()
+                continue
             sockets.append(sock)
+        if len(sockets) < count:
+            raise OSError(f"free_ports: fewer than {count} free listening ports")
         return [int(sock.getsockname()[1]) for sock in sockets]
     finally:
         for sock in sockets:
             sock.close()
+
+
+def ephemeral_range() -> tuple[int, int]:
+    """The kernel's range of local ports for outgoing connections (Linux's
+    default when it cannot be read)."""
+    try:
+        low, high = _EPHEMERAL_RANGE.read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
 
 
 def free_port() -> int:
