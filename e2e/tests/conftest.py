@@ -17,7 +17,7 @@ import pytest
 from lgos_e2e.browser import launch_args
 from lgos_e2e.chainlit import ChainlitPage
 from lgos_e2e.open_webui import OpenWebUIPage, dismiss_whats_new
-from lgos_e2e.stack import PLAIN_MODELS
+from lgos_e2e.stack import CHAINLIT_MAX_MESSAGE_BYTES, PLAIN_MODELS
 from lgos_e2e.stack import STARTUP_SECONDS as STACK_START_SECONDS
 from lgos_testkit import pid_alive
 from lgos_testkit.stack import (
@@ -47,7 +47,8 @@ def stack(request: pytest.FixtureRequest) -> Iterator[RunningStack]:
     and reattached after a page reload. LGOS sends status commentary as
     ``reasoning_content`` on Chat Completions, which Open WebUI shows as its
     reasoning block; Open WebUI's own connection lists ``PLAIN_MODELS``, the
-    LGOS Function every other graph. When a test failed, the services' logs
+    LGOS Function every other graph. Chainlit's message limit is lowered
+    to ``CHAINLIT_MAX_MESSAGE_BYTES``. When a test failed, the services' logs
     are copied to ``e2e/results/stack-logs/``.
     """
     # Not under pytest's basetemp: other pytest sessions on this machine prune
@@ -63,6 +64,7 @@ def stack(request: pytest.FixtureRequest) -> Iterator[RunningStack]:
     env = stack_env(
         OPEN_WEBUI_PLAIN_MODELS=",".join(PLAIN_MODELS),
         DEMO_MODEL_TOKEN_DELAY="0.03",
+        LGOS_CHAINLIT_MAX_MESSAGE_BYTES=str(CHAINLIT_MAX_MESSAGE_BYTES),
     )
     try:
         running = start_stack(

@@ -1,6 +1,7 @@
 """Chainlit journeys with buttons and files: refund interrupts (also across a
-reload), a CSV charted through ``display_file``, and background runs (the
-answer arriving, and cancelling one with its button)."""
+reload), a CSV charted through ``display_file``, and background runs (steps
+followed live through the gateway, the answer arriving, and cancelling one
+with its button)."""
 
 from __future__ import annotations
 
@@ -79,13 +80,17 @@ RUNNING = "Running in the background"
 CANCELLED = "The background run was cancelled"
 
 
-def _start_a_background_run(chainlit: ChainlitPage, text: str) -> None:
-    """Submit ``text`` to the demos' ``background`` graph (4 steps of 1.5 s,
-    then the answer) with the chat's "Run in background" switch on."""
+def _switch_to_background_runs(chainlit: ChainlitPage) -> None:
+    """A chat on the demos' ``background`` graph (4 steps of 1.5 s, then the
+    answer) with its "Run in background" switch on."""
     chainlit.pick_graph("lgos/background")
     dialog = chainlit.open_settings()
     dialog.get_by_role("switch", name="Run in background").click()
     chainlit.confirm_settings(dialog)
+
+
+def _start_a_background_run(chainlit: ChainlitPage, text: str) -> None:
+    _switch_to_background_runs(chainlit)
     chainlit.send(text)
     expect(chainlit.answer_containing(RUNNING)).to_be_visible()
 
@@ -103,6 +108,25 @@ def test_a_background_run_shows_its_answer_when_it_ends(chainlit: ChainlitPage):
     expect(answer).not_to_contain_text("All 4 steps done")
     expect(chainlit.button("Cancel")).to_have_count(0)
     expect(chainlit.page.get_by_text(CANCELLED)).to_have_count(0)
+
+
+def test_a_background_run_shows_its_steps_live_through_the_gateway(
+    chainlit: ChainlitPage,
+):
+    _switch_to_background_runs(chainlit)
+    chainlit.watch_progress("Step 2/4")
+
+    chainlit.send("Prepare the weekly report")
+
+    # Followed live (LiteLLM's follow route): the second step's status was on
+    # the page while the run still ran, before its answer.
+    shown = chainlit.answers_when_progress_appeared()
+    assert any(RUNNING in text for text in shown), shown
+    assert not any("finished after" in text for text in shown), shown
+    expect(chainlit.answer_containing("finished after 4 steps")).to_be_visible()
+    expect(chainlit.progress_steps.get_by_text("Step 4/4")).to_be_visible()
+    # The gateway's Response ids never reach the page.
+    assert not re.search(r"resp_\w{20,}", chainlit.page.inner_text("body"))
 
 
 def test_a_background_run_is_cancelled_with_its_button(chainlit: ChainlitPage):

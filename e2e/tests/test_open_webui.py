@@ -1,6 +1,7 @@
 """Open WebUI journeys: each demo graph listed once, a new chat's first
 screen, and through Open WebUI's own connection to LiteLLM a streamed chat,
-status commentary as the reasoning block, citations as sources."""
+status commentary as the reasoning block, citations as sources, and a
+pasted document through the gateway."""
 
 from __future__ import annotations
 
@@ -100,3 +101,18 @@ def test_citations_show_as_sources(open_webui: OpenWebUIPage):
     inline = answer.get_by_role("button", name=re.compile(r"^View source: "))
     # At least two inline citation chips (they render as the text streams).
     expect(inline.nth(1)).to_be_visible()
+
+
+def test_a_pasted_document_through_the_gateway_is_answered_with_sources(
+    open_webui: OpenWebUIPage,
+):
+    # About 100 KB, through LiteLLM (which once answered a large body with
+    # a 500) to the citations graph (which searches with its beginning).
+    open_webui.pick_model("lgos/citations")
+
+    open_webui.send("How do I upload files to the Files API? " * 2500)
+
+    answer = open_webui.last_answer
+    expect(answer).to_contain_text("Here is what I found")
+    sources = answer.get_by_role("button", name=re.compile(r"^Toggle \d+ sources?$"))
+    expect(sources).to_be_visible()

@@ -1,5 +1,6 @@
 """Stack journeys: what a person sees in Chainlit when a service of the
-running stack dies, and when the question is a pasted document."""
+running stack dies, when the question is a pasted document, and when a
+message is over the chat's size limit."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 from typing import Any
 
 from lgos_e2e.chainlit import ChainlitPage
+from lgos_e2e.stack import CHAINLIT_MAX_MESSAGE_BYTES
 from lgos_testkit import wait_until
 from lgos_testkit.stack import RunningStack
 from playwright.sync_api import expect
@@ -68,3 +70,25 @@ def test_a_pasted_document_to_citations_is_answered_with_sources(
     chainlit.send("How do I upload files to the Files API? " * 2500)
 
     expect(chainlit.answer_containing("Here is what I found")).to_be_visible()
+
+
+def test_a_message_over_the_size_limit_is_refused_where_it_was_typed(
+    chainlit: ChainlitPage,
+):
+    chainlit.pick_graph("lgos/simple")
+    sentence = "Please read all of this. "
+    text = sentence * (CHAINLIT_MAX_MESSAGE_BYTES // len(sentence) + 400)
+
+    chainlit.send(text)
+
+    size = f"{len(text.encode()) / 1024:.0f} KB"
+    limit = f"{CHAINLIT_MAX_MESSAGE_BYTES // 1024} KB"
+    expect(
+        chainlit.page.get_by_text(
+            f"Your message is {size}; this chat accepts at most {limit}."
+        )
+    ).to_be_visible()
+    # Nothing was sent to the graph, and the chat goes on.
+    chainlit.send("Are you still there?")
+    expect(chainlit.answer_containing("Are you still there?")).to_be_visible()
+    expect(chainlit.answer_containing("You said")).to_have_count(1)

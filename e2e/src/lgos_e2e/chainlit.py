@@ -59,8 +59,8 @@ _ANSWER_WATCH = """
 
 
 # Records what the page showed when a "Progress" step first showed the
-# expected text: how many answers there were by then (live progress comes
-# before its answer).
+# expected text: the answers there were by then (live progress comes before
+# its answer).
 _PROGRESS_WATCH = """
 (expected) => {
   window.__lgosProgressSeen = null;
@@ -70,8 +70,8 @@ _PROGRESS_WATCH = """
     const text = steps.map((step) => step.innerText).join("\\n");
     if (window.__lgosProgressSeen === null && text.includes(expected)) {
       window.__lgosProgressSeen = {
-        answers: document.querySelectorAll(
-          '[data-step-type="assistant_message"]').length,
+        answers: [...document.querySelectorAll(
+          '[data-step-type="assistant_message"]')].map((a) => a.innerText),
       };
       observer.disconnect();
     }
@@ -145,10 +145,11 @@ class ChainlitPage:
         showed ``expected``."""
         self.page.evaluate(_PROGRESS_WATCH, expected)
 
-    def answers_when_progress_appeared(self) -> int:
-        """How many answers the page showed when progress text first appeared."""
+    def answers_when_progress_appeared(self) -> list[str]:
+        """The answers' texts the page showed when progress text first appeared."""
         self.page.wait_for_function("() => window.__lgosProgressSeen !== null")
-        return int(self.page.evaluate("() => window.__lgosProgressSeen.answers"))
+        texts = self.page.evaluate("() => window.__lgosProgressSeen.answers")
+        return [str(text) for text in texts]
 
     def answer_texts(self) -> list[str]:
         texts = self.page.evaluate("() => window.__lgosAnswerTexts || []")

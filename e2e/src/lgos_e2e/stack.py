@@ -13,3 +13,8 @@ STARTUP_SECONDS = 240.0
 PLAIN_MODELS = ("lgos/citations", "lgos/simple")
 """The graphs Open WebUI's own (Chat Completions) connection lists in the
 suite, as an operator may choose; the LGOS Function lists the others."""
+
+CHAINLIT_MAX_MESSAGE_BYTES = 128 * 1024
+"""The suite's Chainlit message limit (2 MiB by default), so a journey can
+type a message over it: Chromium stalls submitting a composer of about a
+megabyte. Above the 100 KB document the pasted-document journey sends."""
