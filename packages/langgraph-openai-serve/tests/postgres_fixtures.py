@@ -9,6 +9,8 @@ temp directory rather than in pytest's private ``tmp_path``. Tests get:
 - ``postgres_pool_factory``: builds opened ``AsyncConnectionPool`` objects with
   LangGraph's connection requirements and closes them after the test;
 - ``postgres_pool``: one such pool;
+- ``empty_database``: the URI of a new, empty database on the server (for
+  tests that build an older schema and migrate it);
 - ``postgres_saver``: an ``AsyncPostgresSaver`` on ``postgres_pool``, set up
   and emptied of every thread, so each test starts from no checkpoints.
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+import uuid
 import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -72,6 +75,17 @@ def postgres_uri() -> Iterator[str]:
             server.cleanup()
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def empty_database(postgres_uri: str) -> Iterator[str]:
+    """A new database on the session server, dropped after the test."""
+    name = f"lgos_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(postgres_uri, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    yield psycopg.conninfo.make_conninfo(postgres_uri, dbname=name)
+    with psycopg.connect(postgres_uri, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 @pytest.fixture

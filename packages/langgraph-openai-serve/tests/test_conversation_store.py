@@ -219,14 +219,12 @@ async def test_a_turn_never_removes_items_another_call_added(store):
     ]
 
 
-async def test_setup_migrates_the_first_conversation_tables_in_place(postgres_uri):
-    database = f"lgos_conv_migration_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(postgres_uri, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {database}")
-    url = psycopg.conninfo.make_conninfo(postgres_uri, dbname=database)
-    with psycopg.connect(url, autocommit=True) as conn:
+async def test_setup_migrates_the_first_conversation_tables_in_place(
+    empty_database,
+):
+    with psycopg.connect(empty_database, autocommit=True) as conn:
         conn.execute(_FIRST_SCHEMA)
-    pool = AsyncConnectionPool(url, open=False, kwargs=POOL_KWARGS)
+    pool = AsyncConnectionPool(empty_database, open=False, kwargs=POOL_KWARGS)
     await pool.open(wait=True)
     responses = PostgresResponseStore(pool)
     try:

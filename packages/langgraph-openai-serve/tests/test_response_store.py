@@ -201,12 +201,10 @@ async def _rows(store: PostgresResponseStore, response_id: str) -> tuple[int, in
         return (await responses.fetchone())["n"], (await events.fetchone())["n"]
 
 
-async def test_setup_migrates_an_existing_background_table_in_place(postgres_uri):
-    database = f"lgos_migration_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(postgres_uri, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {database}")
-    url = psycopg.conninfo.make_conninfo(postgres_uri, dbname=database)
-    with psycopg.connect(url, autocommit=True) as conn:
+async def test_setup_migrates_an_existing_background_table_in_place(
+    empty_database,
+):
+    with psycopg.connect(empty_database, autocommit=True) as conn:
         conn.execute(_OLD_SCHEMA)
         conn.execute(
             "INSERT INTO lgos_background_responses (id, scope, job, snapshot) "
@@ -214,7 +212,7 @@ async def test_setup_migrates_an_existing_background_table_in_place(postgres_uri
             '\'{"response_id": "resp_old", "scope": "alice", "body": {}}\', '
             '\'{"id": "resp_old", "status": "completed"}\')'
         )
-    pool = AsyncConnectionPool(url, open=False, kwargs=POOL_KWARGS)
+    pool = AsyncConnectionPool(empty_database, open=False, kwargs=POOL_KWARGS)
     await pool.open(wait=True)
     migrated = PostgresResponseStore(pool)
     try:
