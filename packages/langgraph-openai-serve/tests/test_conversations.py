@@ -4,8 +4,12 @@ a client gets for what LGOS cannot do."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
-from langgraph_openai_serve import GraphFeature
+from interrupt_graphs import refund_graph
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph_openai_serve import GraphFeature, InMemoryRunCoordinator
 from langgraph_openai_serve.testing import ScriptedChatModel
 from lgos_testkit import await_response
 from stored_app import transcript
@@ -27,6 +31,11 @@ def graphs():
         "notes": config(
             single_model_graph(ScriptedChatModel(responder=_answer)),
             features={GraphFeature.BACKGROUND},
+        ),
+        "refund": config(
+            refund_graph(InMemorySaver(), Counter()),
+            features={GraphFeature.INTERRUPTS, GraphFeature.BACKGROUND},
+            run_coordinator=InMemoryRunCoordinator(),
         ),
     }
 
@@ -288,3 +297,58 @@ async def test_models_say_when_the_server_keeps_responses(make_client, graphs):
     assert all(model.lgos["stores_responses"] is True for model in listed.data)
     assert detail.lgos["stores_responses"] is True
     assert "stores_responses" not in plain.lgos
+
+
+async def _pause_in(client, conversation_id: str):
+    paused = await client.responses.create(
+        model="refund", input="Order 42", conversation=conversation_id
+    )
+    (call,) = [item for item in paused.output if item.type == "function_call"]
+    return paused, {"type": "function_call_output", "call_id": call.call_id}
+
+
+@pytest.mark.parametrize("background", [False, True])
+async def test_a_resumed_pause_adds_its_answer_to_the_pauses_conversation(
+    client, background
+):
+    conversation = await client.conversations.create()
+    paused, answer = await _pause_in(client, conversation.id)
+
+    resumed = await client.responses.create(
+        model="refund",
+        previous_response_id=paused.id,
+        input=[{**answer, "output": "ok"}],
+        background=background,
+    )
+    if background:
+        resumed = await await_response(client, resumed.id, {"completed"})
+
+    items = await client.conversations.items.list(conversation.id, order="asc")
+    assert [item.type for item in items.data] == [
+        "message",
+        "function_call",
+        "function_call_output",
+        "message",
+    ]
+    assert items.data[-1].content[0].text == "Refund ok."
+    assert resumed.conversation is not None
+    assert resumed.conversation.id == conversation.id
+    assert resumed.previous_response_id == paused.id
+
+
+async def test_a_resume_streamed_after_its_conversation_was_deleted_still_answers(
+    client,
+):
+    conversation = await client.conversations.create()
+    paused, answer = await _pause_in(client, conversation.id)
+    await client.conversations.delete(conversation.id)
+
+    async with client.responses.stream(
+        model="refund",
+        previous_response_id=paused.id,
+        input=[{**answer, "output": "no"}],
+    ) as stream:
+        resumed = await stream.get_final_response()
+
+    assert resumed.output_text == "Refund no."
+    await error_body(client.conversations.items.list(conversation.id), 404)

@@ -5,7 +5,8 @@ The graph sees the Conversation's items, oldest first, then the request's
 input: what a client replaying them would send, so any graph takes part.
 Once the Response has finished its input and output items are appended
 (``conversations/turns.py``: only turns that happened); a background
-Response's by the worker that ran it (``background/executor.py``).
+Response's by the worker that ran it (``background/executor.py``). The
+resume of a paused Response adds to the pause's Conversation.
 """
 
 from __future__ import annotations
@@ -62,6 +63,21 @@ async def conversation_request(
     return with_history(
         body, history, param="conversation", source=f"Conversation '{conversation_id}'"
     )
+
+
+async def with_paused_conversation(
+    store: ResponseStore, body: ResponseCreateRequest, scope: str
+) -> ResponseCreateRequest:
+    """``body``, a resume of a paused Response, naming the Conversation the
+    pause was created with (if it was, and is kept): the resumed answer is
+    added to it and the Response shows it. A resume names its pause with
+    ``previous_response_id``, so it cannot carry ``conversation`` itself."""
+    assert body.previous_response_id is not None
+    paused = await store.get(body.previous_response_id, scope)
+    conversation = (paused or {}).get("conversation") or {}
+    if not isinstance(conversation, dict) or not conversation.get("id"):
+        return body
+    return body.model_copy(update={"conversation": str(conversation["id"])})
 
 
 def settler(

@@ -34,6 +34,7 @@ from langgraph_openai_serve.openai.responses.chain import continued_request
 from langgraph_openai_serve.openai.responses.conversation import (
     conversation_request,
     settler,
+    with_paused_conversation,
 )
 from langgraph_openai_serve.openai.responses.decode import ends_with_interrupt_answers
 from langgraph_openai_serve.openai.responses.encode import (
@@ -98,6 +99,8 @@ async def create_response(request: Request) -> Response:
         run_body = await conversation_request(state.conversations, body, scope)
     elif resuming and store is not None:
         run_body = await continued_request(store, body, scope, interrupts=interrupts)
+        if run_body is body and state.conversations is not None:
+            body = run_body = await with_paused_conversation(store, body, scope)
     continues = body.previous_response_id if run_body is not body else None
     if body.background:
         if not config.supports(GraphFeature.BACKGROUND):
