@@ -47,6 +47,21 @@ def _orphans(stack: Stack) -> list[tuple[str, str]]:
     ]
 
 
+def _unfinished(stack: Stack) -> list[tuple[object, ...]]:
+    """What the queue and the store say of every unfinished Response: its
+    status, attempts started and handed back, its jobs' ids, statuses and
+    workers, and whether each worker is still registered."""
+    return stack.sql(
+        "SELECT r.id, r.snapshot->>'status', r.attempts_started, "
+        "r.attempts_handed_back, j.id, j.status, j.worker_id, j.attempts, "
+        "EXISTS (SELECT 1 FROM procrastinate_workers w WHERE w.id = j.worker_id) "
+        "FROM lgos_background_responses r "
+        "LEFT JOIN procrastinate_jobs j ON j.lock = r.id "
+        "WHERE NOT (r.snapshot->>'status' = ANY(%s))",
+        (list(TERMINAL),),
+    )
+
+
 def _started(stack: Stack, tags: list[str]) -> int:
     return sum(1 for tag in tags if stack.markers_of("started", tag))
 
@@ -103,7 +118,10 @@ def test_forty_runs_survive_killed_and_stopped_workers_and_a_killed_api(
 
         # A busy CI machine ends the 40 runs slowly: fail only when none ends
         # for two minutes, not when all take longer than some total.
-        wait_while_progressing(ended, RUNS, 120, "every Response to end", 0.2)
+        try:
+            wait_while_progressing(ended, RUNS, 120, "every Response to end", 0.2)
+        except TimeoutError as stuck:
+            raise AssertionError(f"{stuck}; unfinished: {_unfinished(stack)}") from None
         retry = client.responses.create(
             model="steps",
             input=tags[0],
