@@ -248,20 +248,38 @@ class ProcrastinateBackend:
         if job is None:
             return
         run: asyncio.Task[None] = asyncio.create_task(self._executor(job))
-        watcher = asyncio.create_task(self._watch_cancel(response_id, run))
+        watcher: asyncio.Task[bool] = asyncio.create_task(
+            self._watch_cancel(response_id, run)
+        )
         try:
             await run
         except asyncio.CancelledError:
-            if not run.cancelled() or not watcher.done():
-                raise  # the worker is stopping: procrastinate hands it back
+            # Only the watcher's own cancel ends the job here. A watcher that
+            # merely ended (it saw the run done, possibly before this task
+            # resumed) says nothing: the worker is stopping, and the job must
+            # go back to the queue, or its handed-back Response never runs.
+            if not _cancelled_for_the_client(watcher):
+                raise
         finally:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
 
-    async def _watch_cancel(self, response_id: str, run: asyncio.Task[Any]) -> None:
+    async def _watch_cancel(self, response_id: str, run: asyncio.Task[Any]) -> bool:
+        """Cancel ``run`` once its client asks to; whether it did."""
         while not run.done():
             if await self.store.cancel_requested(response_id):
                 run.cancel()
-                return
+                return True
             await asyncio.sleep(self.cancel_poll_interval)
+        return False
+
+
+def _cancelled_for_the_client(watcher: asyncio.Task[bool]) -> bool:
+    """The watcher ended by cancelling the run for its client."""
+    return (
+        watcher.done()
+        and not watcher.cancelled()
+        and watcher.exception() is None
+        and watcher.result()
+    )
