@@ -16,6 +16,7 @@ conversation in a new run.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
@@ -53,18 +54,27 @@ def is_pause(response: dict[str, Any]) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class Continuation:
+    """What a request naming a previous Response runs."""
+
+    run_body: ResponseCreateRequest
+    """``body`` itself for an interrupt resume, otherwise a request whose
+    input is the chain's items then ``body``'s, without
+    ``previous_response_id`` (the caller's Response still shows it)."""
+    paused: dict[str, Any] | None = None
+    """The kept pause an interrupt resume answers (``None`` when the store
+    does not keep it or this is not a resume)."""
+
+
 async def continued_request(
     store: ResponseStore,
     body: ResponseCreateRequest,
     scope: str,
     *,
     interrupts: bool,
-) -> ResponseCreateRequest:
-    """The request the graph runs for ``body`` (which names a previous one).
-
-    Returns ``body`` itself for an interrupt resume, otherwise a request
-    whose input is the chain's items then ``body``'s, without
-    ``previous_response_id`` (the caller's Response still shows it).
+) -> Continuation:
+    """What the graph runs for ``body`` (which names a previous Response).
 
     Raises:
         PreviousResponseNotFoundError: unknown, deleted, expired or another
@@ -77,11 +87,11 @@ async def continued_request(
     chain = await store.chain(previous, scope)
     if chain is None:
         if interrupts:
-            return body  # a pause the store does not keep: today's resume
+            return Continuation(body)  # a pause the store does not keep
         raise PreviousResponseNotFoundError(previous)
     head = chain[-1].response
     if interrupts and is_pause(head):
-        return body
+        return Continuation(body, paused=head)
     if head.get("status") not in TERMINAL_STATUSES:
         raise InvalidRequestError(
             f"Response '{previous}' has not finished; continue it once it has.",
@@ -92,12 +102,14 @@ async def continued_request(
         for turn in chain
         for item in (*turn.input_items, *turn.response.get("output", ()))
     ]
-    return with_history(
-        body,
-        history,
-        param="previous_response_id",
-        source=f"Response '{previous}'",
-        update={"previous_response_id": None},
+    return Continuation(
+        with_history(
+            body,
+            history,
+            param="previous_response_id",
+            source=f"Response '{previous}'",
+            update={"previous_response_id": None},
+        )
     )
 
 

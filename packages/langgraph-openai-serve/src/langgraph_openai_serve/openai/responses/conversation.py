@@ -65,16 +65,14 @@ async def conversation_request(
     )
 
 
-async def with_paused_conversation(
-    store: ResponseStore, body: ResponseCreateRequest, scope: str
+def with_paused_conversation(
+    body: ResponseCreateRequest, paused: dict[str, Any]
 ) -> ResponseCreateRequest:
-    """``body``, a resume of a paused Response, naming the Conversation the
-    pause was created with (if it was, and is kept): the resumed answer is
-    added to it and the Response shows it. A resume names its pause with
+    """``body``, a resume of the kept Response ``paused``, naming the
+    Conversation the pause was created with (if it was): the resumed answer
+    is added to it and the Response shows it. A resume names its pause with
     ``previous_response_id``, so it cannot carry ``conversation`` itself."""
-    assert body.previous_response_id is not None
-    paused = await store.get(body.previous_response_id, scope)
-    conversation = (paused or {}).get("conversation") or {}
+    conversation = paused.get("conversation") or {}
     if not isinstance(conversation, dict) or not conversation.get("id"):
         return body
     return body.model_copy(update={"conversation": str(conversation["id"])})

@@ -98,9 +98,12 @@ async def create_response(request: Request) -> Response:
     if body.conversation is not None:
         run_body = await conversation_request(state.conversations, body, scope)
     elif resuming and store is not None:
-        run_body = await continued_request(store, body, scope, interrupts=interrupts)
-        if run_body is body and state.conversations is not None:
-            body = run_body = await with_paused_conversation(store, body, scope)
+        continuation = await continued_request(
+            store, body, scope, interrupts=interrupts
+        )
+        run_body = continuation.run_body
+        if continuation.paused is not None and state.conversations is not None:
+            body = run_body = with_paused_conversation(body, continuation.paused)
     continues = body.previous_response_id if run_body is not body else None
     if body.background:
         if not config.supports(GraphFeature.BACKGROUND):
