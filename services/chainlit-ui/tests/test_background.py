@@ -231,7 +231,7 @@ async def test_without_a_retrievable_stream_the_run_is_polled(lgos, store, threa
             base_url=lgos.base_url, api_key="ui", max_retries=0, http_client=http
         )
         chat = await background_chat(client, store, thread_id)
-        chat.poll_interval = 0.05
+        chat.runs.poll_interval = 0.05
 
         events = await collect(chat.send("Poll me"))
 
@@ -305,7 +305,7 @@ async def test_a_snapshot_instead_of_a_stream_is_polled_to_the_answer(
             base_url=lgos.base_url, api_key="ui", max_retries=0, http_client=http
         )
         chat = await background_chat(client, store, thread_id)
-        chat.poll_interval = 0.05
+        chat.runs.poll_interval = 0.05
 
         events = await collect(chat.send("slow, snapshot me"))
 
@@ -325,8 +325,8 @@ async def test_polling_gives_up_with_a_message_after_its_limit(lgos, store, thre
             base_url=lgos.base_url, api_key="ui", max_retries=0, http_client=http
         )
         chat = await background_chat(client, store, thread_id)
-        chat.poll_interval = 0.05
-        chat.poll_limit = 0.5
+        chat.runs.poll_interval = 0.05
+        chat.runs.poll_limit = 0.5
 
         events = await collect(chat.send("slow, wait for me"))
         await collect(chat.cancel())  # the test's run stops here

@@ -9,6 +9,7 @@ import pytest
 from lgos_chainlit.conversation import Attachment
 from lgos_chainlit.events import AnswerDelta, FileShown, Notice, TurnFinished
 from lgos_chainlit.files import DISPLAY_FILE_TOOL, FilesClient, display_file
+from lgos_chainlit.request_parts import request_tools
 from openai import AsyncOpenAI
 from ui_lgos_app import SVG
 from ui_support import UI_FILES_KEY, collect
@@ -124,9 +125,11 @@ async def test_graphs_without_file_inputs_get_no_attachments(
 
 async def test_display_file_is_offered_only_with_a_files_api(make_conversation):
     chat = await make_conversation("chart")
+    offered = request_tools(chat.graph, chat.state, chat.files)
     chat.files = None
 
-    assert chat.tools() == []
+    assert offered == [DISPLAY_FILE_TOOL]
+    assert request_tools(chat.graph, chat.state, chat.files) == []
 
 
 async def test_downloads_larger_than_the_limit_are_refused(files_server):

@@ -213,7 +213,7 @@ async def _background_chat(litellm_catalog, gateway_client, store, thread_id):
     graph = await litellm_catalog.describe("lgos/background")
     state = ChatState(thread_id, graph.model, background=True)
     chat = Conversation(gateway_client, graph, state, store)
-    chat.poll_interval = 0.1
+    chat.runs.poll_interval = 0.1
     return chat
 
 
@@ -385,7 +385,7 @@ async def test_a_gateway_without_the_follow_route_is_polled_instead(
         chat = await _followed_chat(
             litellm_catalog, gateway_client, missing, store, thread_id
         )
-        chat.poll_interval = 0.1
+        chat.runs.poll_interval = 0.1
 
         events = await collect(chat.send("no route here"))
 
@@ -394,7 +394,7 @@ async def test_a_gateway_without_the_follow_route_is_polled_instead(
     assert _shown_text(events) == [NO_EVENTS_NOTICE]
     (finished,) = [e for e in events if isinstance(e, TurnFinished)]
     assert finished.status == "completed"
-    assert chat.follow_client is None  # the chat polls from now on
+    assert chat.runs.follow_client is None  # the chat polls from now on
 
 
 def test_the_follow_route_is_derived_from_the_gateway_url():

@@ -8,6 +8,7 @@ import json
 import pytest
 from lgos_chainlit.catalog import GraphInfo, LgosCatalog
 from lgos_chainlit.events import AnswerDelta
+from lgos_chainlit.request_parts import Exchange, create_options
 from lgos_chainlit.runtime_settings import (
     SettingField,
     SettingsError,
@@ -107,9 +108,11 @@ async def test_a_graph_without_the_extension_gets_no_settings(make_conversation)
     chat = await make_conversation("echo", settings={"audience": "expert"})
     chat.graph = GraphInfo(model="echo", limited=True)
 
+    options = create_options(chat.graph, chat.state, chat.files, Exchange([], []))
+
     assert chat.fields == []
-    assert chat.metadata() == {"conversation_id": chat.state.thread_id}
-    assert chat.tools() == []
+    assert options["metadata"] == {"conversation_id": chat.state.thread_id}
+    assert "tools" not in options
 
 
 def test_refs_nullable_unions_numbers_and_objects_are_understood():

@@ -19,29 +19,20 @@ in it:
 
 * With the chat's "run in background" switch on (graphs with ``background``),
   each request is submitted with ``background=true`` (and an
-  ``Idempotency-Key``); the queued Response id is saved at once, then the run
-  is followed through ``GET /responses/{id}?stream=true&starting_after=N``
-  on the follow client: through LiteLLM that is its pass-through route to
-  LGOS, addressed with LGOS's id (``gateway_ids``), because LiteLLM cannot
-  stream a retrieved Response; a gateway without that route (a 404 of its
-  own) is polled through LiteLLM instead. The chat state keeps the id the
-  gateway returned. ``run_follower.RunFollower`` reads that stream
-  (reattaching, or polling); this module decides what a finished run means
-  for the chat. ``cancel`` cancels the run; the follower then reports it.
+  ``Idempotency-Key``); the queued Response id is saved at once (the id the
+  gateway returned), then ``background_runs`` follows the run to its end.
+  ``cancel`` cancels the run; the follower then reports it.
 
-The module stays one state machine (send -> stream -> settle -> client calls
-or interrupt -> commit) because every path ends in the same commit rules;
-stream reading, the ledger, interrupts and files live in their own modules.
-
-Committing is per exchange: the user message and output items enter the ledger
-(and the saved state) only when a Response completed or ended incomplete; a
-failed, cancelled or refused request leaves the ledger as it was.
+This module is the state machine (send -> stream -> settle -> client calls
+or interrupt); what a request sends is ``request_parts``, the commit rules
+are ``settle``, and stream reading, the ledger, interrupts and files live in
+their own modules.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,58 +40,32 @@ from typing import Any, cast
 
 from openai import APIConnectionError, APIStatusError, AsyncOpenAI, OpenAIError
 
+from lgos_chainlit.background_runs import BackgroundRuns
 from lgos_chainlit.catalog import GraphInfo
-from lgos_chainlit.chats import BackgroundRun, ChatState, ChatStore, ResponseChain
+from lgos_chainlit.chats import BackgroundRun, ChatState, ChatStore
 from lgos_chainlit.closing import owned
 from lgos_chainlit.events import (
-    AnswerReplaced,
-    BackgroundEnded,
-    BackgroundStarted,
-    FileShown,
     InterruptAsked,
     Notice,
     StreamFinished,
-    TurnFinished,
     UIEvent,
 )
-from lgos_chainlit.files import DISPLAY_FILE, DISPLAY_FILE_TOOL, FilesClient, FilesError
-from lgos_chainlit.files import display_file as fetch_display_file
-from lgos_chainlit.gateway_ids import upstream_response_id
-from lgos_chainlit.interrupts import (
-    AnswerError,
-    PendingInterrupt,
-    explain_rejection,
-    is_interrupt,
-    keeps_pending,
+from lgos_chainlit.files import FilesClient, FilesError
+from lgos_chainlit.interrupts import AnswerError, explain_rejection, keeps_pending
+from lgos_chainlit.ledger import Item, Ledger, user_message
+from lgos_chainlit.request_parts import (
+    Exchange,
+    create_options,
+    graph_settings,
+    next_exchange,
 )
-from lgos_chainlit.ledger import (
-    Item,
-    Ledger,
-    function_calls,
-    function_output,
-    item_json,
-    user_message,
-)
-from lgos_chainlit.run_follower import RouteMissing, RunEnded, RunFollower, RunLost
-from lgos_chainlit.run_follower import reason as _reason
-from lgos_chainlit.runtime_settings import (
-    SettingField,
-    changed_settings,
-    encode_settings,
-    request_metadata,
-    setting_fields,
-)
-from lgos_chainlit.stream import StreamError, answer_text, read_stream
+from lgos_chainlit.runtime_settings import SettingField
+from lgos_chainlit.settle import answer_client_calls, settle, turn_finished
+from lgos_chainlit.stream import StreamError, read_stream
 
 FILE_INPUTS = "file_inputs"
 BACKGROUND = "background"
 MAX_CLIENT_ROUNDS = 4
-REATTACH_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0)
-"""Pauses before reattaching to a background run's stream without progress."""
-POLL_INTERVAL = 1.0
-"""Seconds between snapshot reads when a run cannot be streamed."""
-POLL_LIMIT = 3600.0
-"""How long a run is polled before the UI stops waiting (it keeps running)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,19 +75,6 @@ class Attachment:
     path: Path
     name: str
     mime: str | None = None
-
-
-@dataclass
-class _Exchange:
-    """One request: what to send and what to commit with its output."""
-
-    input: list[Item]
-    commit_first: list[Item]
-    previous_response_id: str | None = None
-    resuming: PendingInterrupt | None = None
-    replay: list[Item] | None = None
-    """A chained request's whole-ledger input, sent instead when the server
-    no longer has the Response it names."""
 
 
 class Conversation:
@@ -139,45 +91,21 @@ class Conversation:
         follow_client: AsyncOpenAI | None = None,
     ) -> None:
         self.client = client
-        self.follow_client = follow_client
-        """Follows and cancels background runs by LGOS's id (see the module);
-        ``None``: the request client does, by the id it returned."""
         self.graph = graph
         self.state = state
         self.store = store
         self.files = files
         self.ledger = Ledger(state.items)
-        self.following = False
-        """This object is following the chat's background run right now."""
-        self.poll_interval = POLL_INTERVAL
-        self.poll_limit = POLL_LIMIT
-        self.reattach_delays: Sequence[float] = REATTACH_DELAYS
+        self.runs = BackgroundRuns(client, follow_client, state, self.save)
+        """Follows and cancels the chat's background runs (``follow_client``:
+        by LGOS's id, see ``background_runs``)."""
 
-    # ------------------------------------------------------------ request parts
+    # ------------------------------------------------------------ chat settings
 
     @property
     def fields(self) -> list[SettingField]:
         """The graph's runtime settings (none when the extension is missing)."""
-        return [] if self.graph.limited else setting_fields(self.graph.client_settings)
-
-    def metadata(self) -> dict[str, str]:
-        """``conversation_id`` plus the changed settings, for every request."""
-        changed = changed_settings(self.fields, self.state.settings)
-        return request_metadata(self.state.thread_id, encode_settings(changed))
-
-    def tools(self) -> list[Item]:
-        """Selected server tools, plus ``display_file`` when the graph calls it."""
-        tools: list[Item] = []
-        for name in self.state.tools:
-            if name in self.graph.server_tools:
-                tools.append(
-                    {"type": "web_search"}
-                    if name == "web_search"
-                    else {"type": "custom", "name": name}
-                )
-        if self.graph.offers_client_tool(DISPLAY_FILE) and self.files is not None:
-            tools.append(dict(DISPLAY_FILE_TOOL))
-        return tools
+        return graph_settings(self.graph)
 
     @property
     def offers_background(self) -> bool:
@@ -205,7 +133,7 @@ class Conversation:
                 "A background run of this chat is still going: wait for it or "
                 "cancel it.",
             )
-            if not self.following:
+            if not self.runs.following:
                 async with aclosing(self.follow_running()) as followed:
                     async for event in followed:
                         yield event
@@ -263,7 +191,7 @@ class Conversation:
             for event in self._question():
                 yield event
             return
-        exchange = _Exchange(
+        exchange = Exchange(
             input=pending.outputs(),
             commit_first=pending.ledger_items(),
             previous_response_id=pending.response_id,
@@ -277,10 +205,10 @@ class Conversation:
         """Follow the saved background run again (after a reload or a stop),
         from the last sequence number seen, and settle it like any request."""
         run = self.state.running
-        if run is None or self.following:
+        if run is None or self.runs.following:
             return
         pending = self.state.pending if run.resuming else None
-        exchange = _Exchange(
+        exchange = Exchange(
             input=[], commit_first=list(run.commit_first), resuming=pending
         )
         async with aclosing(self._run(exchange, attached=run)) as turn_events:
@@ -294,13 +222,11 @@ class Conversation:
         if run is None:
             yield Notice("info", "No background run is in progress.")
             return
-        client, run_id = self._follower()
-        try:
-            await client.responses.cancel(run_id(run.response_id))
-        except (APIStatusError, APIConnectionError) as exc:
-            yield Notice("error", f"The run could not be cancelled: {_reason(exc)}")
+        refused = await self.runs.cancel(run)
+        if refused is not None:
+            yield refused
             return
-        if not self.following:
+        if not self.runs.following:
             async with aclosing(self.follow_running()) as followed:
                 async for event in followed:
                     yield event
@@ -336,22 +262,10 @@ class Conversation:
                 yield Notice("error", f"The message was not sent: {exc}.")
                 return
 
-    def _exchange(self, turn: list[Item]) -> _Exchange:
-        """The next request for ``turn`` (committed with its output): on a
-        deployment that keeps Responses, only what the chained Response does
-        not cover, naming it; otherwise the whole ledger."""
-        whole = self.ledger.request_input(turn)
-        chain = self.state.chain
-        if not self.graph.stores_responses or chain is None:
-            return _Exchange(input=whole, commit_first=turn)
-        return _Exchange(
-            input=whole[chain.covered :],
-            commit_first=turn,
-            previous_response_id=chain.response_id,
-            replay=whole,
-        )
+    def _exchange(self, turn: list[Item]) -> Exchange:
+        return next_exchange(self.ledger, self.state, self.graph, turn)
 
-    async def _request(self, exchange: _Exchange, *, background: bool = False) -> Any:
+    async def _request(self, exchange: Exchange, *, background: bool = False) -> Any:
         try:
             return await self._create(exchange, background)
         except APIStatusError as exc:
@@ -360,24 +274,11 @@ class Conversation:
         # The chained Response is gone (deleted, expired, a restarted memory
         # store): send the whole ledger, which starts a new chain.
         self.state.chain = None
-        exchange.input, exchange.replay = exchange.replay, None
-        exchange.previous_response_id = None
+        exchange.unchain()
         return await self._create(exchange, background)
 
-    async def _create(self, exchange: _Exchange, background: bool) -> Any:
-        options: dict[str, Any] = {
-            "model": self.graph.model,
-            "input": exchange.input,
-            "metadata": self.metadata(),
-            # A deployment that keeps Responses keeps these too, so the
-            # next turn can name them instead of replaying the ledger.
-            "store": self.graph.stores_responses,
-        }
-        tools = self.tools()
-        if tools:
-            options["tools"] = tools
-        if exchange.previous_response_id is not None:
-            options["previous_response_id"] = exchange.previous_response_id
+    async def _create(self, exchange: Exchange, background: bool) -> Any:
+        options = create_options(self.graph, self.state, self.files, exchange)
         if background:
             # Queued, not streamed: the Response id is known (and saved)
             # before any event, and a retried submit returns the same run.
@@ -388,7 +289,7 @@ class Conversation:
             )
         return await self.client.responses.create(stream=True, **cast(Any, options))
 
-    def _refused(self, exchange: _Exchange, exc: Exception) -> list[UIEvent]:
+    def _refused(self, exchange: Exchange, exc: Exception) -> list[UIEvent]:
         if isinstance(exc, APIStatusError):
             status, code = exc.status_code, exc.code
             body = exc.body
@@ -415,11 +316,13 @@ class Conversation:
         return events
 
     async def _run(
-        self, exchange: _Exchange, attached: BackgroundRun | None = None
+        self, exchange: Exchange, attached: BackgroundRun | None = None
     ) -> AsyncGenerator[UIEvent, None]:
         for _ in range(MAX_CLIENT_ROUNDS + 1):
             if attached is not None:
-                rounds = self._follow(attached, exchange)
+                rounds = self.runs.follow(
+                    attached, resuming=exchange.resuming is not None
+                )
                 attached = None
             elif self.in_background:
                 rounds = self._submit(exchange)
@@ -434,25 +337,41 @@ class Conversation:
                         yield streamed
             if response is None:
                 return
-            yield _finished(response)
-            follow_up = self._settle(exchange, response)
-            async with aclosing(follow_up.events) as follow_up_events:
-                async for event in follow_up_events:
+            yield turn_finished(response)
+            settled = settle(
+                exchange,
+                response,
+                self.ledger,
+                self.state,
+                stores_responses=self.graph.stores_responses,
+            )
+            self.save()  # a pause is saved before its question is shown
+            for notice in settled.notices:
+                yield notice
+            if not settled.client_calls:
+                for event in self._question():
                     yield event
-            if not follow_up.again:
                 return
+            outputs: list[Item] = []
+            async with aclosing(
+                answer_client_calls(settled.client_calls, self.files, outputs)
+            ) as shown:
+                async for event in shown:
+                    yield event
+            self.ledger.commit(outputs)
+            self.save()
             # The client calls' outputs are in the ledger now: send them.
             exchange = self._exchange([])
         yield Notice("warning", "Stopped after too many client tool rounds.")
 
-    def _broke_off(self, exchange: _Exchange, exc: Exception) -> Notice:
+    def _broke_off(self, exchange: Exchange, exc: Exception) -> Notice:
         if exchange.resuming is not None:
             self.state.pending = None
             self.save()
         return Notice("error", f"The answer stream broke off: {exc}")
 
     async def _foreground(
-        self, exchange: _Exchange
+        self, exchange: Exchange
     ) -> AsyncGenerator[UIEvent | StreamFinished, None]:
         """One streamed request; ends with ``StreamFinished`` unless it failed."""
         try:
@@ -472,7 +391,7 @@ class Conversation:
             yield self._broke_off(exchange, exc)
 
     async def _submit(
-        self, exchange: _Exchange
+        self, exchange: Exchange
     ) -> AsyncGenerator[UIEvent | StreamFinished, None]:
         """Queue a background request, save its id, then follow it."""
         try:
@@ -488,178 +407,9 @@ class Conversation:
         )
         self.state.running = run
         self.save()
-        async with aclosing(self._follow(run, exchange, submitted=True)) as followed:
+        followed_run = self.runs.follow(
+            run, resuming=exchange.resuming is not None, submitted=True
+        )
+        async with aclosing(followed_run) as followed:
             async for streamed in followed:
                 yield streamed
-
-    async def _follow(
-        self, run: BackgroundRun, exchange: _Exchange, *, submitted: bool = False
-    ) -> AsyncGenerator[UIEvent | StreamFinished, None]:
-        """Follow a background run to its terminal Response (see ``follow``).
-
-        Giving up leaves ``state.running`` saved, so the run can be picked up
-        later; ``_settle`` clears it together with the commit.
-        """
-        self.following = True
-        try:
-            yield BackgroundStarted(run.response_id, picked_up=not submitted)
-            async with aclosing(self._followed(run)) as events:
-                async for event in events:
-                    if isinstance(event, RunLost):
-                        yield self._lost(run, exchange)
-                        return
-                    if isinstance(event, RunEnded):
-                        if event.replace_answer:
-                            yield AnswerReplaced(answer_text(event.response))
-                        # Cleared in memory; ``_settle`` saves it with the commit.
-                        self.state.running = None
-                        yield BackgroundEnded(
-                            run.response_id, str(event.response.status)
-                        )
-                        yield StreamFinished(response=event.response)
-                        return
-                    yield event
-        finally:
-            self.following = False
-
-    def _follower(self) -> tuple[AsyncOpenAI, Callable[[str], str]]:
-        """The client that follows runs, and how it names a saved run."""
-        if self.follow_client is None:
-            return self.client, str
-        return self.follow_client, upstream_response_id
-
-    async def _followed(
-        self, run: BackgroundRun
-    ) -> AsyncGenerator[UIEvent | RunLost | RunEnded, None]:
-        """The run's events from the follow client; from the request client
-        (polled, through LiteLLM) when the gateway has no follow route."""
-        while True:
-            client, run_id = self._follower()
-            follower = RunFollower(
-                client,
-                self.save,
-                poll_interval=self.poll_interval,
-                poll_limit=self.poll_limit,
-                reattach_delays=self.reattach_delays,
-                run_id=run_id,
-            )
-            async with aclosing(follower.follow(run)) as events:
-                async for event in events:
-                    if not isinstance(event, RouteMissing):
-                        yield event
-                    elif self.follow_client is not None:
-                        self.follow_client = None  # for this chat from now on
-                        break
-                else:
-                    return
-
-    def _lost(self, run: BackgroundRun, exchange: _Exchange) -> Notice:
-        self.state.running = None
-        if exchange.resuming is not None:
-            self.state.pending = None
-        self.save()
-        return Notice(
-            "error",
-            "The background run is unknown to the server; the conversation "
-            "is unchanged.",
-        )
-
-    def _settle(self, exchange: _Exchange, response: Any) -> _FollowUp:
-        """Commit a finished exchange and work out what comes next."""
-        if exchange.resuming is not None:
-            self.state.pending = None
-        if response.status in ("failed", "cancelled"):
-            self.save()
-            return _FollowUp(_events([]))
-        output = [item_json(item) for item in response.output]
-        calls = function_calls(output)
-        interrupts = [item for item in output if is_interrupt(item)]
-        if interrupts or response.status != "completed":
-            # Calls that will not be answered now must not enter the ledger.
-            kept = [
-                item
-                for item in output
-                if item.get("type") != "function_call" and not is_interrupt(item)
-            ]
-            self.ledger.commit([*exchange.commit_first, *kept])
-            # The server's Response holds calls the ledger leaves out: the
-            # next turn replays the ledger rather than continue it.
-            self.state.chain = None
-            events: list[UIEvent] = []
-            if interrupts:
-                self.state.pending = PendingInterrupt(
-                    response_id=response.id, calls=interrupts
-                )
-                if any(not is_interrupt(call) for call in calls):
-                    events.append(
-                        Notice(
-                            "warning",
-                            "Other tool calls of the paused run were ignored.",
-                        )
-                    )
-            elif calls:
-                events.append(
-                    Notice(
-                        "warning",
-                        "The answer was cut off; its tool calls were not run.",
-                    )
-                )
-            self.save()  # the pause is saved before the question is shown
-            return _FollowUp(self._then_ask(events))
-        self.ledger.commit([*exchange.commit_first, *output])
-        if self.graph.stores_responses:
-            self.state.chain = ResponseChain(response.id, len(self.ledger))
-        self.save()
-        if not calls:
-            return _FollowUp(_events([]))
-        return _FollowUp(self._client_calls(calls), again=True)
-
-    async def _then_ask(self, events: list[UIEvent]) -> AsyncGenerator[UIEvent, None]:
-        for event in [*events, *self._question()]:
-            yield event
-
-    async def _client_calls(self, calls: list[Item]) -> AsyncGenerator[UIEvent, None]:
-        outputs: list[Item] = []
-        for call in calls:
-            if call.get("name") == DISPLAY_FILE:
-                shown, output = await fetch_display_file(call, self.files)
-                if shown is not None:
-                    yield FileShown(shown)
-                else:
-                    yield Notice(
-                        "warning", f"A file could not be shown: {output['output']}"
-                    )
-            else:
-                output = function_output(
-                    str(call["call_id"]), '{"error":"this client has no such function"}'
-                )
-            outputs.append(output)
-        self.ledger.commit(outputs)
-        self.save()
-
-
-@dataclass
-class _FollowUp:
-    """Events to show after an exchange, and whether to send another request."""
-
-    events: AsyncGenerator[UIEvent, None]
-    again: bool = False
-
-
-async def _events(events: list[UIEvent]) -> AsyncGenerator[UIEvent, None]:
-    for event in events:
-        yield event
-
-
-def _finished(response: Any) -> TurnFinished:
-    usage = getattr(response, "usage", None)
-    details = getattr(response, "incomplete_details", None)
-    error = getattr(response, "error", None)
-    return TurnFinished(
-        response_id=response.id,
-        status=response.status,
-        incomplete_reason=getattr(details, "reason", None),
-        error=getattr(error, "message", None),
-        input_tokens=getattr(usage, "input_tokens", None),
-        output_tokens=getattr(usage, "output_tokens", None),
-    )
