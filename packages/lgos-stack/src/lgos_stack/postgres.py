@@ -15,9 +15,6 @@ above it traversable, and the server runs as that user.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import ctypes
-import ctypes.util
 import os
 import signal
 import subprocess
@@ -26,8 +23,9 @@ import warnings
 from pathlib import Path
 from types import FrameType
 
+from lgos_stack.processes import signal_pid, signalled_when_parent_dies
+
 SYSTEM_USER = "embedded_postgres"
-_PR_SET_PDEATHSIG = 1
 
 
 def database_url(host: str, port: int) -> str:
@@ -72,12 +70,6 @@ def _prepare(data: Path) -> tuple[Path, str | None]:
     return binaries, user
 
 
-def _fast_shutdown_with_parent() -> None:
-    """In the server process, before exec: a fast shutdown if this wrapper dies."""
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGINT)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, required=True, help="the cluster folder")
@@ -101,12 +93,12 @@ def main(argv: list[str] | None = None) -> None:
         ],
         user=user,
         stdin=subprocess.DEVNULL,
-        preexec_fn=_fast_shutdown_with_parent if sys.platform == "linux" else None,
+        # A fast shutdown if this wrapper dies without passing one on.
+        preexec_fn=signalled_when_parent_dies(signal.SIGINT),
     )
 
     def stop(number: int, frame: FrameType | None) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(server.pid, signal.SIGINT)  # PostgreSQL's fast shutdown
+        signal_pid(server.pid, signal.SIGINT)  # PostgreSQL's fast shutdown
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)

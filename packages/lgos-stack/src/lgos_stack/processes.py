@@ -1,5 +1,6 @@
 """Processes: whether a PID runs, and a subprocess started with its output in
-a log file, waited on until healthy and stopped by its PID.
+a log file, waited on until healthy and stopped by its PID (never its
+group); a child armed to get a signal when its parent dies.
 
 The one home of these helpers (with ``lgos_stack.net``): the stack, the test
 kit, the browser suite, the benchmarks and the core's tests use them.
@@ -8,14 +9,19 @@ kit, the browser suite, the benchmarks and the core's tests use them.
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import ctypes.util
 import os
 import signal
 import subprocess
-from collections.abc import Iterator, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from lgos_stack.net import STARTUP_SECONDS, http_ok, wait_until
+
+_PR_SET_PDEATHSIG = 1
 
 
 @dataclass(frozen=True)
@@ -61,15 +67,40 @@ class RunningProcess:
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> None:
         """Send ``sig`` to this PID only; SIGKILL if it has not exited in time."""
-        if self.exited():
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, sig)
-        try:
-            self.process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process, sig, timeout)
+
+
+def signal_pid(pid: int, sig: int) -> None:
+    """Send ``sig`` to ``pid``; a process already gone is not an error."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, sig)
+
+
+def stop_process(
+    process: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 20
+) -> None:
+    """Send ``sig`` to ``process``'s PID only, then SIGKILL it if it has not
+    exited after ``timeout`` seconds; returns once it has exited."""
+    if process.poll() is None:
+        signal_pid(process.pid, sig)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        signal_pid(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def signalled_when_parent_dies(sig: int) -> Callable[[], None] | None:
+    """A ``preexec_fn`` for ``Popen``: the child gets ``sig`` when the process
+    that started it dies, even by SIGKILL (Linux; ``None`` elsewhere)."""
+    if sys.platform != "linux":
+        return None
+
+    def arm() -> None:  # in the child, before exec
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, sig)
+
+    return arm
 
 
 def pid_alive(pid: int) -> bool:

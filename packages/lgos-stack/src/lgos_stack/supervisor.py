@@ -20,13 +20,9 @@ and ``just sync-models`` use them).
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import ctypes.util
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,9 +32,9 @@ from typing import IO
 
 import httpx
 
+from lgos_stack.processes import signal_pid, signalled_when_parent_dies, stop_process
 from lgos_stack.restarts import CrashHistory, RestartPolicy
 
-_PR_SET_PDEATHSIG = 1
 _POLL = 0.1
 
 
@@ -228,14 +224,14 @@ class Supervisor:
         """Stop every child by PID: SIGTERM in reverse order, then SIGKILL."""
         for child in reversed(self.running):
             if child.process.poll() is None:
-                _signal(child.process.pid, signal.SIGTERM)
+                signal_pid(child.process.pid, signal.SIGTERM)
         deadline = time.monotonic() + self.stop_timeout
         for child in reversed(self.running):
             remaining = max(0.0, deadline - time.monotonic())
             try:
                 child.process.wait(timeout=remaining)
             except subprocess.TimeoutExpired:
-                _signal(child.process.pid, signal.SIGKILL)
+                signal_pid(child.process.pid, signal.SIGKILL)
                 child.process.wait()
         self.running.clear()
 
@@ -265,7 +261,7 @@ class Supervisor:
         try:
             code = again.process.wait(timeout=self.startup_timeout)
         except subprocess.TimeoutExpired:
-            _signal(again.process.pid, signal.SIGKILL)
+            signal_pid(again.process.pid, signal.SIGKILL)
             again.process.wait()
             again.state = State.FAILED
             raise StackError(
@@ -290,7 +286,7 @@ class Supervisor:
         if child.service.oneshot:
             self.rerun(name)
             return
-        _stop_one(child.process, self.stop_timeout)
+        stop_process(child.process, timeout=self.stop_timeout)
         child.history.forget()
         again = self._respawn(child, "restart asked for")
         self.running[index] = again
@@ -378,32 +374,10 @@ def _popen(service: Service, out: IO[bytes]) -> subprocess.Popen[bytes]:
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            preexec_fn=signalled_when_parent_dies(signal.SIGTERM),
         )
     except OSError as exc:
         raise StackError(f"cannot start {service.name}: {exc}") from exc
-
-
-def _stop_one(process: subprocess.Popen[bytes], timeout: float) -> None:
-    """SIGTERM by PID, then SIGKILL after ``timeout`` seconds."""
-    if process.poll() is None:
-        _signal(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _signal(process.pid, signal.SIGKILL)
-        process.wait()
-
-
-def _die_with_parent() -> None:
-    """In the child, before exec: get SIGTERM when the supervisor dies."""
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-def _signal(pid: int, number: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, number)
 
 
 def _tail(child: Running, lines: int = 15) -> str:
