@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import time
-
 import report_client
 from conftest import expected_output
+from lgos_testkit import STARTUP_SECONDS, wait_until
 
 
 def test_background_run_is_followed_replayed_and_another_cancelled(serve, capsys):
@@ -34,9 +33,11 @@ def test_leaving_a_followed_stream_does_not_stop_the_run(serve):
 
     with client.responses.retrieve(job.id, stream=True) as stream:
         next(iter(stream))
-    deadline = time.monotonic() + 10
-    while (job := client.responses.retrieve(job.id)).status != "completed":
-        assert time.monotonic() < deadline, job.status
-        time.sleep(0.1)
+    wait_until(
+        lambda: client.responses.retrieve(job.id).status == "completed",
+        STARTUP_SECONDS,
+        "the run left behind to complete",
+    )
+    job = client.responses.retrieve(job.id)
 
     assert job.output[-1].content[0].text == "Report ready: all steps done."

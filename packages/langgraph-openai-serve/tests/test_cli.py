@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import httpx
 import pytest
@@ -39,17 +38,23 @@ def _serve(tmp_path, *args: str, **env: str) -> tuple[subprocess.Popen[str], int
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
+
+    def answering() -> bool:
         if process.poll() is not None:
             raise AssertionError(f"lgos serve exited: {process.stderr.read()}")
         try:
             httpx.get(f"http://127.0.0.1:{port}/v1/health", timeout=1)
-            return process, port
         except httpx.TransportError:
-            time.sleep(0.1)
-    process.kill()
-    raise AssertionError("lgos serve did not start")
+            return False
+        return True
+
+    try:
+        wait_until(answering, STARTUP_SECONDS, "lgos serve to answer")
+    except TimeoutError:
+        process.kill()
+        process.communicate()
+        raise
+    return process, port
 
 
 def _stop(process: subprocess.Popen[str]) -> str:

@@ -23,8 +23,9 @@ from typing import Any
 
 # The stack's offline settings (ARCHITECTURE.md / RECIPES.md): offline, no
 # persistent config, no background title/tag/follow-up calls.
+import httpx
 from lgos_stack.webuis import OPEN_WEBUI_OFFLINE_ENV
-from lgos_testkit import free_port, running
+from lgos_testkit import free_port, running, wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 OPEN_WEBUI_BIN = REPO_ROOT / ".tools" / "open-webui" / "bin" / "open-webui"
@@ -141,3 +142,23 @@ async def chat(
 
 def user(text: str) -> dict[str, str]:
     return {"role": "user", "content": text}
+
+
+def stored_reply(http: httpx.Client, message_id: str, timeout: float = 60) -> Any:
+    """The assistant message ``message_id`` once Open WebUI stored it as done
+    (it saves a chat's messages after the answer streamed)."""
+    found: list[Any] = []
+
+    def stored() -> bool:
+        chats = http.get("/api/v1/chats/")
+        chats.raise_for_status()
+        for listed in chats.json():
+            chat = http.get(f"/api/v1/chats/{listed['id']}").json()
+            message = chat["chat"]["history"]["messages"].get(message_id)
+            if message and message.get("done"):
+                found.append(message)
+                return True
+        return False
+
+    wait_until(stored, timeout, f"Open WebUI to store message {message_id}", 0.5)
+    return found[0]

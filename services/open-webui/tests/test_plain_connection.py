@@ -8,12 +8,11 @@ above the answer) with no ``<think>`` tags; citations become its sources.
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import httpx
 from openai import OpenAI
-from owui_support import LITELLM_MASTER_KEY
+from owui_support import LITELLM_MASTER_KEY, stored_reply
 
 QUESTION = "How do I upload files to the Files API?"
 SEARCHING = f"Searching the docs for “{QUESTION}”"
@@ -63,15 +62,7 @@ def _chat_turn(owui, token, model, text):
     with httpx.Client(base_url=owui.url, headers=headers, timeout=60) as http:
         reply_id, answer = _send(http, model, text)
         answer.raise_for_status()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            for listed in http.get("/api/v1/chats/").json():
-                chat = http.get(f"/api/v1/chats/{listed['id']}").json()
-                message = chat["chat"]["history"]["messages"].get(reply_id)
-                if message and message.get("done"):
-                    return message
-            time.sleep(0.5)
-    raise AssertionError("the assistant message was not stored")
+        return stored_reply(http, reply_id)
 
 
 def test_open_webui_shows_status_as_its_reasoning_block_and_cites_sources(

@@ -9,7 +9,7 @@ import uuid
 import httpx
 import pytest
 from lgos_open_webui.bundle import MANAGED_KEY, function_sources
-from owui_support import LITELLM_MASTER_KEY, UI_FILES_KEY
+from owui_support import LITELLM_MASTER_KEY, UI_FILES_KEY, stored_reply
 
 CSV = b"month,visitors,revenue\nJan,120,10.5\nFeb,340,22\nMar,95,17.25\n"
 
@@ -47,17 +47,8 @@ class Admin:
         }
         self.http.post("/api/v1/functions/create", json=form).raise_for_status()
 
-    def stored_message(self, message_id, timeout=60):
-        """A chat's assistant message once Open WebUI marked it done."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for listed in self.get("/api/v1/chats/"):
-                chat = self.get(f"/api/v1/chats/{listed['id']}")
-                message = chat["chat"]["history"]["messages"].get(message_id)
-                if message and message.get("done"):
-                    return message
-            time.sleep(0.5)
-        raise AssertionError(f"message {message_id} was not stored")
+    def stored_message(self, message_id):
+        return stored_reply(self.http, message_id)
 
     def delete(self, function_id):
         self.http.delete(f"/api/v1/functions/id/{function_id}/delete")
