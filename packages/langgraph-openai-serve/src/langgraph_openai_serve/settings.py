@@ -14,7 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from langgraph_openai_serve.api_keys import ApiKeys
 from langgraph_openai_serve.deprecation import warn_renamed
-from langgraph_openai_serve.openai.request_body import PARSER_MAX_DEPTH
+from langgraph_openai_serve.json_limits import PARSER_MAX_DEPTH
 
 
 def normalize_prefix(value: str) -> str:

@@ -81,11 +81,15 @@ class InterruptStateConflictError(LGOSError):
 
 
 class PausedRunNotFoundError(LGOSError, LookupError):
-    """``previous_response_id`` names no paused run reachable from this scope."""
+    """A request names a paused run that does not exist in its scope.
 
-    def __init__(self, response_id: str) -> None:
-        super().__init__(f"No paused response '{response_id}' was found.")
-        self.response_id = response_id
+    ``reference`` is the name the client gave the run (a surface decodes it
+    into a run id); the surface maps the error to its own parameter.
+    """
+
+    def __init__(self, reference: str) -> None:
+        super().__init__(f"No paused run '{reference}' was found.")
+        self.reference = reference
 
 
 class RunTimeoutError(LGOSError):

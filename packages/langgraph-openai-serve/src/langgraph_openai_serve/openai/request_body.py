@@ -28,11 +28,10 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
 from langgraph_openai_serve.graph.errors import InvalidRequestError
+from langgraph_openai_serve.json_limits import PARSER_MAX_DEPTH
 
 Model = TypeVar("Model", bound=BaseModel)
 
-PARSER_MAX_DEPTH = 200
-"""Nesting pydantic-core's JSON parser accepts; deeper is ``json_invalid``."""
 _RECURSION_LIMIT = "recursion limit exceeded"
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 _NOT_A_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
