@@ -1,6 +1,11 @@
 import openai
 from openai import OpenAI
-from openai.types.responses import ResponseInputMessageItem
+from openai.types.responses import (
+    ResponseInputMessageItem,
+    ResponseInputText,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
 
 
 def main(base_url: str = "http://127.0.0.1:8000/v1") -> None:
@@ -17,15 +22,16 @@ def main(base_url: str = "http://127.0.0.1:8000/v1") -> None:
 
         kept = client.responses.retrieve(second.id)
         print("retrieved:", kept == second)
-        items = client.responses.input_items.list(second.id)
-        sent = [
+        # What the second turn was generated from: the first turn, then its own.
+        items = client.responses.input_items.list(second.id, order="asc")
+        used = [
             part.text
             for item in items.data
-            if isinstance(item, ResponseInputMessageItem)
+            if isinstance(item, ResponseInputMessageItem | ResponseOutputMessage)
             for part in item.content
-            if part.type == "input_text"
+            if isinstance(part, ResponseInputText | ResponseOutputText)
         ]
-        print("second turn's input:", sent)
+        print("second turn's input items:", used)
 
         client.responses.delete(first.id)
         fleeting = client.responses.create(model="recall", input="Hi", store=False)

@@ -245,8 +245,14 @@ async def test_interrupt_resume_is_unchanged_and_a_finished_run_chains(client):
     assert (await client.responses.retrieve(paused.id)) == paused
     assert [item.type for item in again.output] == ["function_call"]
     assert again.id.split("_")[2] != paused.id.split("_")[2]  # another run
-    items = await client.responses.input_items.list(resumed.id)
-    assert [item.type for item in items.data] == ["function_call_output"]
+    # The resume was generated from the pause's turn, then the answer.
+    items = await client.responses.input_items.list(resumed.id, order="asc")
+    assert [item.type for item in items.data] == [
+        "message",
+        "function_call",
+        "function_call_output",
+    ]
+    assert items.data[1].id == call.id
 
 
 async def test_background_responses_are_listed_chained_and_deleted(client):

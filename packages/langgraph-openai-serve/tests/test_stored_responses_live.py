@@ -105,8 +105,14 @@ def test_three_turns_kept_retrieved_listed_and_deleted(served):
     assert alice.responses.retrieve(first.id) == first
     assert alice.responses.retrieve(third.id) == third
     assert alice.responses.retrieve(second.id).output_text == second.output_text
-    items = alice.responses.input_items.list(third.id)
-    assert [item.content[0].text for item in items.data] == ["Who am I?"]
+    items = alice.responses.input_items.list(third.id, order="asc")
+    assert [item.content[0].text for item in items.data] == [
+        "My name is Ada.",
+        first.output_text,
+        "I like tea.",
+        second.output_text,
+        "Who am I?",
+    ]
     alice.responses.delete(third.id)
     with pytest.raises(openai.NotFoundError):
         alice.responses.retrieve(third.id)

@@ -44,9 +44,10 @@ class Keeping:
         self.lgos_url = lgos_url
         self.gateway_url = gateway_url
 
-    async def input_texts(self, function_module, marked_text: str) -> list[str]:
-        """What the request of the turn that ended with ``marked_text`` sent,
-        as LGOS kept it."""
+    async def input_items(self, function_module, marked_text: str) -> list[dict]:
+        """What the turn that ended with ``marked_text`` was generated from,
+        as LGOS kept it: the earlier turns of its chain, then what its
+        request sent."""
         response_id = function_module.upstream_response_id(
             function_module.read_markers(marked_text).response_id
         )
@@ -56,7 +57,20 @@ class Keeping:
                 params={"order": "asc"},
             )
         assert listed.status_code == 200, (response_id, listed.text)
-        return [item["content"][0]["text"] for item in listed.json()["data"]]
+        return list(listed.json()["data"])
+
+    async def input_texts(self, function_module, marked_text: str) -> list[str]:
+        items = await self.input_items(function_module, marked_text)
+        return [item["content"][0]["text"] for item in items]
+
+    async def output_ids(self, function_module, marked_text: str) -> list[str]:
+        response_id = function_module.upstream_response_id(
+            function_module.read_markers(marked_text).response_id
+        )
+        async with httpx.AsyncClient(timeout=30) as http:
+            kept = await http.get(f"{self.lgos_url}/responses/{response_id}")
+        assert kept.status_code == 200, (response_id, kept.text)
+        return [item["id"] for item in kept.json()["output"]]
 
     async def delete(self, response_id: str) -> None:
         async with httpx.AsyncClient(timeout=30) as http:
@@ -113,7 +127,20 @@ async def test_each_turn_names_the_last_response_and_sends_only_itself(
     assert second_answer == (
         f"Saw human:My name is Ada. | ai:{first_answer} | human:Who am I?"
     )
-    assert await keeping.input_texts(function_module, second) == ["Who am I?"]
+    # The request sent only "Who am I?": the first turn's items come from the
+    # chain, with the ids they have in the first Response.
+    used = await keeping.input_items(function_module, second)
+    first_items = await keeping.input_items(function_module, first)
+    first_output = await keeping.output_ids(function_module, first)
+    assert [item["content"][0]["text"] for item in used] == [
+        "My name is Ada.",
+        first_answer,
+        "Who am I?",
+    ]
+    assert [item["id"] for item in used[:2]] == [
+        *(item["id"] for item in first_items),
+        *first_output,
+    ]
     assert "lgos-response" not in first_answer
 
 

@@ -55,6 +55,10 @@ class StoredTurn:
     input_items: list[dict[str, Any]]
     """The items its request carried, in Responses item shapes with ids."""
 
+    def items(self) -> list[dict[str, Any]]:
+        """What the turn adds to the conversation: its input, then its output."""
+        return [*self.input_items, *self.response.get("output", ())]
+
 
 Executor = Callable[[BackgroundJob], Coroutine[Any, Any, None]]
 

@@ -37,7 +37,7 @@ from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.responses.input_items import (
     check_include,
     full_items,
-    unknown_after,
+    unknown_cursor,
 )
 from langgraph_openai_serve.openai.responses.items import new_id
 from langgraph_openai_serve.openai.state import serve_state
@@ -141,7 +141,7 @@ async def list_items(
             conversation_id, scope, limit=limit, order=order, after=after
         )
     except AfterItemNotFound:
-        raise unknown_after("item", "this conversation", after) from None
+        raise unknown_cursor("item", "this conversation", after) from None
     if page is None:
         raise ConversationNotFoundError(conversation_id)
     return json_response(page.body())

@@ -97,11 +97,7 @@ async def continued_request(
             f"Response '{previous}' has not finished; continue it once it has.",
             param="previous_response_id",
         )
-    history = [
-        item
-        for turn in chain
-        for item in (*turn.input_items, *turn.response.get("output", ()))
-    ]
+    history = [item for turn in chain for item in turn.items()]
     return Continuation(
         with_history(
             body,

@@ -3,8 +3,10 @@
 A request's input (a string, or items in the easy or full form) is kept as
 Responses items in their full shape, each with an id, so ``GET
 /responses/{id}/input_items`` lists them as OpenAI does and a later
-``previous_response_id`` replays them unchanged. Nothing here runs unless
-the deployment keeps Responses.
+``previous_response_id`` replays them unchanged. The list is what the
+Response was generated from: for one that continues others, their input and
+output items first, then its own input. Nothing here runs unless the
+deployment keeps Responses.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from langgraph_openai_serve.background.protocol import StoredTurn
 from langgraph_openai_serve.conversations.pages import (
-    AfterItemNotFound,
+    CursorNotFound,
     Order,
     page_of,
 )
@@ -99,27 +102,41 @@ def check_include(values: list[str]) -> None:
             )
 
 
+def used_items(chain: Sequence[StoredTurn]) -> list[dict[str, Any]]:
+    """The items a kept Response was generated from, oldest first: the input
+    and output items of each Response it continues (as they were kept
+    there, ids included), then its own input. ``chain`` is the Response and
+    its ancestors, oldest first (``ResponseStore.chain``)."""
+    *earlier, own = chain
+    return [*(item for turn in earlier for item in turn.items()), *own.input_items]
+
+
 def items_page(
     items: list[dict[str, Any]],
     *,
     limit: int,
     order: Order,
     after: str | None,
+    before: str | None = None,
 ) -> dict[str, Any]:
     """One page of a kept Response's input items as an OpenAI list.
 
     Raises:
-        InvalidRequestError: ``after`` names no item of the list.
+        InvalidRequestError: a cursor names no item of the list.
     """
     try:
-        page = page_of(items, limit=limit, order=order, after=after)
-    except AfterItemNotFound:
-        raise unknown_after("input item", "this response", after) from None
+        page = page_of(items, limit=limit, order=order, after=after, before=before)
+    except CursorNotFound as unknown:
+        raise unknown_cursor(
+            "input item", "this response", unknown.item_id, unknown.param
+        ) from None
     return page.body()
 
 
-def unknown_after(what: str, where: str, after: str | None) -> InvalidRequestError:
-    """The 400 for an ``after`` cursor that names no item of the list."""
+def unknown_cursor(
+    what: str, where: str, item_id: str | None, param: str = "after"
+) -> InvalidRequestError:
+    """The 400 for a paging cursor that names no item of the list."""
     return InvalidRequestError(
-        f"No {what} '{after}' was found in {where}.", param="after"
+        f"No {what} '{item_id}' was found in {where}.", param=param
     )

@@ -29,6 +29,7 @@ from langgraph_openai_serve.openai.error_docs import error_responses
 from langgraph_openai_serve.openai.responses.input_items import (
     check_include,
     items_page,
+    used_items,
 )
 from langgraph_openai_serve.openai.sse import EventStreamResponse
 from langgraph_openai_serve.openai.state import ServeState, serve_state
@@ -119,19 +120,26 @@ async def list_input_items(
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     order: Literal["asc", "desc"] = "desc",
     after: str | None = None,
+    before: str | None = None,
 ) -> Response:
-    """The items the Response's request carried, as an OpenAI list
-    (``include`` values are accepted; LGOS keeps nothing they would add)."""
+    """The items the Response was generated from, as an OpenAI list: those of
+    the Responses it continues (``previous_response_id``), then its own
+    input; ``after`` and ``before`` page through the whole list (``include``
+    values are accepted; LGOS keeps nothing they would add)."""
     state = serve_state(request)
     check_include(
         request.query_params.getlist("include")
         + request.query_params.getlist("include[]")
     )
     store = _kept(state, response_id)
-    items = await store.input_items(response_id, await state.scope_for(request))
-    if items is None:
+    chain = await store.chain(response_id, await state.scope_for(request))
+    if chain is None:
         raise ResponseNotFoundError(response_id)
-    return json_response(items_page(items, limit=limit, order=order, after=after))
+    return json_response(
+        items_page(
+            used_items(chain), limit=limit, order=order, after=after, before=before
+        )
+    )
 
 
 def _store(state: ServeState, response_id: str) -> ResponseStore:
