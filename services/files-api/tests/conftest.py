@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import signal
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -53,6 +54,8 @@ class Tenant:
 
 
 TENANTS = tuple(Tenant(f"sk-test-{i:03d}", f"owner-{i:03d}") for i in range(60))
+SERVICE_KEY = "sk-test-service"
+"""The session server's service key: it acts for the owner it names."""
 
 
 @dataclass
@@ -138,6 +141,7 @@ def server_env(endpoint: S3Endpoint, bucket: str, **overrides: str) -> dict[str,
         "PART_SIZE_BYTES": str(PART_SIZE),
         "MAX_UPLOAD_BYTES": str(MAX_UPLOAD),
         "SWEEP_INTERVAL_SECONDS": str(SWEEP_INTERVAL),
+        "SERVICE_KEYS": json.dumps([SERVICE_KEY]),
     }
     keys = {t.key: t.owner for t in TENANTS}
     return files_api_env(endpoint, bucket, keys, settings | overrides)

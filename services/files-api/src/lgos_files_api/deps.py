@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from lgos_files_api.auth import KeyRing
+from lgos_files_api.auth import OWNER_HEADER, Caller, KeyRing
 from lgos_files_api.catalog import FileCatalog
 
 
@@ -31,9 +31,20 @@ def get_services(request: Request) -> Services:
 ServicesDep = Annotated[Services, Depends(get_services)]
 
 
-def current_owner(request: Request, services: ServicesDep) -> str:
-    """The owner of the bearer key; 401 before any of the body is read."""
-    return services.keyring.owner_of(request.headers.get("authorization"))
+def current_caller(request: Request, services: ServicesDep) -> Caller:
+    """Who calls, for which owner; 401 before any of the body is read."""
+    headers = request.headers
+    return services.keyring.caller(
+        headers.get("authorization"), headers.get(OWNER_HEADER)
+    )
+
+
+CallerDep = Annotated[Caller, Depends(current_caller)]
+
+
+def current_owner(caller: CallerDep) -> str:
+    """The owner the caller acts for."""
+    return caller.owner
 
 
 OwnerDep = Annotated[str, Depends(current_owner)]

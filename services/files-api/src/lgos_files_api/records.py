@@ -10,6 +10,9 @@ from dataclasses import dataclass
 PURPOSES = frozenset(
     {"assistants", "batch", "fine-tune", "vision", "user_data", "evals"}
 )
+# Purposes only a service writes (a Batch's results), as at OpenAI, where no
+# client uploads them; owners list, read and delete them like any other file.
+SERVICE_PURPOSES = frozenset({"batch_output"})
 
 # OpenAI bounds expires_after to 30 days; the lower bound stays at one second
 # (OpenAI asks for an hour) so short-lived scratch files are possible.

@@ -12,10 +12,10 @@ from urllib.parse import quote
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response, StreamingResponse
 
-from lgos_files_api.deps import OwnerDep, ServicesDep
+from lgos_files_api.deps import CallerDep, OwnerDep, ServicesDep
 from lgos_files_api.envelope import error_response
 from lgos_files_api.errors import InvalidRequestError, StoreError
-from lgos_files_api.records import PURPOSES, is_file_id
+from lgos_files_api.records import PURPOSES, SERVICE_PURPOSES, is_file_id
 from lgos_files_api.schemas import FileDeleted, FileList, FileObject, Health
 from lgos_files_api.upload import UploadRequest, receive_upload
 
@@ -24,12 +24,13 @@ router = APIRouter()
 
 @router.post("/v1/files")
 async def create_file(
-    request: Request, owner: OwnerDep, services: ServicesDep
+    request: Request, caller: CallerDep, services: ServicesDep
 ) -> FileObject:
     # The body is read here as a stream, never through request.form(), which
     # would spool the whole file before the first byte could reach S3.
     upload = UploadRequest(
-        owner=owner,
+        owner=caller.owner,
+        service=caller.service,
         content_type=request.headers.get("content-type"),
         content_length=_content_length(request.headers.get("content-length")),
     )
@@ -56,7 +57,7 @@ async def list_files(
         raise InvalidRequestError(
             f"Invalid value for 'after': '{after}' is not a file id.", param="after"
         )
-    if purpose is not None and purpose not in PURPOSES:
+    if purpose is not None and purpose not in PURPOSES | SERVICE_PURPOSES:
         raise InvalidRequestError(
             f"Invalid value for 'purpose': '{purpose}'.", param="purpose"
         )

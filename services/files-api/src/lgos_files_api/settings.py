@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 MIB = 1024 * 1024
@@ -55,6 +55,10 @@ class Settings(BaseSettings):
     API_KEYS: dict[str, str] = Field(min_length=1, repr=False)
     """Bearer keys as a JSON object ``{"key": "owner"}``; several keys may share
     an owner (rotation). Files belong to the owner, not to the key."""
+    SERVICE_KEYS: list[str] = Field(default=[], repr=False)
+    """Bearer keys of services (a JSON list), each acting for the owner its
+    request names in ``X-Lgos-Owner``; they alone write ``batch_output``
+    files. LGOS's Batch API reads inputs and writes results with one."""
     SWEEP_INTERVAL_SECONDS: float = Field(default=60.0, gt=0)
     """Seconds between sweeps that delete the bytes of expired files."""
 
@@ -78,6 +82,19 @@ class Settings(BaseSettings):
                     "(it becomes part of S3 keys)"
                 )
         return value
+
+    @field_validator("SERVICE_KEYS")
+    @classmethod
+    def _service_keys(cls, value: list[str]) -> list[str]:
+        if any(not key.strip() for key in value):
+            raise ValueError("service keys must not be blank")
+        return value
+
+    @model_validator(mode="after")
+    def _distinct_keys(self) -> Settings:
+        if set(self.SERVICE_KEYS) & set(self.API_KEYS):
+            raise ValueError("a key cannot be both an owner's and a service's")
+        return self
 
     @property
     def use_tls(self) -> bool:

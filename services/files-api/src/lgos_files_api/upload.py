@@ -29,6 +29,7 @@ from lgos_files_api.multipart import (
 from lgos_files_api.records import (
     MAX_EXPIRES_AFTER_SECONDS,
     PURPOSES,
+    SERVICE_PURPOSES,
     FileRecord,
     new_file_id,
 )
@@ -54,6 +55,8 @@ _DRAIN_LIMIT = 64 * 1024 * 1024
 @dataclass(frozen=True, slots=True)
 class UploadRequest:
     owner: str
+    service: bool
+    """A service writes for ``owner``: it may use the service purposes."""
     content_type: str | None
     content_length: int | None
 
@@ -72,7 +75,7 @@ async def receive_upload(
     if declared is not None and declared > max_bytes + _FORM_OVERHEAD:
         await _drain(body)
         raise FileTooLargeError(max_bytes)
-    form = _Form(request.owner, catalog, max_bytes, clock)
+    form = _Form(request.owner, catalog, max_bytes, clock, service=request.service)
     try:
         async for chunk in body:
             for event in reader.feed(chunk):
@@ -108,8 +111,11 @@ class _Form:
         catalog: FileCatalog,
         max_bytes: int,
         clock: Callable[[], float],
+        *,
+        service: bool,
     ) -> None:
         self._owner = owner
+        self._purposes = PURPOSES | SERVICE_PURPOSES if service else PURPOSES
         self._catalog = catalog
         self._max_bytes = max_bytes
         self._clock = clock
@@ -170,7 +176,7 @@ class _Form:
             ) from None
         self._fields[name] = value
         if name == "purpose":
-            _check_purpose(value)
+            _check_purpose(value, self._purposes)
 
     def result(self) -> tuple[FileRecord, ObjectWriter]:
         """The record to commit once the body is read, with its writer."""
@@ -201,9 +207,9 @@ class _Form:
             await self._writer.discard()
 
 
-def _check_purpose(value: str) -> None:
-    if value not in PURPOSES:
-        allowed = ", ".join(f"'{p}'" for p in sorted(PURPOSES))
+def _check_purpose(value: str, purposes: frozenset[str]) -> None:
+    if value not in purposes:
+        allowed = ", ".join(f"'{p}'" for p in sorted(purposes))
         raise InvalidRequestError(
             f"Invalid value for 'purpose': '{value}'. Expected one of {allowed}.",
             param="purpose",
