@@ -27,6 +27,8 @@ from langgraph_openai_serve.background.memory import (
 )
 from langgraph_openai_serve.background.protocol import BackgroundBackend, ResponseStore
 from langgraph_openai_serve.background.retention import sweep_forever
+from langgraph_openai_serve.batches.build import batch_runtime
+from langgraph_openai_serve.batches.dispatch import LineDispatcher
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.integrations.langfuse import (
@@ -34,6 +36,8 @@ from langgraph_openai_serve.integrations.langfuse import (
     require_langfuse,
 )
 from langgraph_openai_serve.openai import health
+from langgraph_openai_serve.openai.batches import routes as batch_routes
+from langgraph_openai_serve.openai.batches.schemas import BatchCreateRequest
 from langgraph_openai_serve.openai.chat import routes as chat_routes
 from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
 from langgraph_openai_serve.openai.context import RequestContextMiddleware
@@ -123,6 +127,8 @@ class LanggraphOpenaiServe:
             require_langfuse()
         openai_app = FastAPI(title=_TITLE, version=_version(), **settings.docs_kwargs())
         responses = self._response_store()
+        batches = batch_runtime(settings, self.graph_registry)
+        batches.dispatcher = LineDispatcher(openai_app)
         openai_app.state.lgos = ServeState(
             registry=self.graph_registry,
             checkpoint_scope=self.checkpoint_scope,
@@ -135,6 +141,7 @@ class LanggraphOpenaiServe:
             background=self._background_runtime(responses),
             responses=responses,
             conversations=conversation_store(responses),
+            batches=batches,
         )
         routers = (
             model_routes.router,
@@ -142,6 +149,7 @@ class LanggraphOpenaiServe:
             response_routes.router,
             stored_routes.router,
             conversation_routes.router,
+            batch_routes.router,
             health.router,
         )
         install_error_handlers(
@@ -166,6 +174,7 @@ class LanggraphOpenaiServe:
             ChatCompletionRequest,
             ResponseCreateRequest,
             *conversation_routes.BODY_MODELS,
+            BatchCreateRequest,
             adjust=_allow_store if responses is not None else None,
         )
         mount = Mount(mount_at, app=openai_app, name="openai")

@@ -93,6 +93,22 @@ class Settings(BaseSettings):
     """Seconds between two sweeps for jobs of dead workers; a lost job runs
     again within about ``WORKER_STALLED_TIMEOUT`` plus this."""
 
+    BATCH_FILES_URL: str | None = None
+    """The OpenAI-compatible Files API batches read their input from and
+    write their output and error files to (its base URL, ``.../v1``).
+    Unset: creating a batch answers 400."""
+    BATCH_FILES_API_KEY: SecretStr | None = None
+    """A service key of that Files API (``LGOS_FILES_SERVICE_KEYS``): it
+    acts for each batch's tenant, whose scope names the files' owner."""
+    BATCH_CONCURRENCY: int = Field(default=4, ge=1)
+    """Requests of one batch running at once, over all workers, so one large
+    batch leaves room for interactive background runs."""
+    BATCH_LINES_PER_JOB: int = Field(default=25, ge=1)
+    """Requests one queue job runs in turn (a batch is cut into such jobs)."""
+    BATCH_COMPLETION_WINDOW: dt.timedelta = Field(default=dt.timedelta(hours=24))
+    """How long a batch may run before it expires (``completion_window`` is
+    ``24h`` on the wire; a deployment may give less or more)."""
+
     # Used by ``lgos serve`` only.
     REGISTRY: str | None = None
     """``module:attribute`` naming a GraphRegistry, or a callable making one."""
@@ -119,6 +135,13 @@ class Settings(BaseSettings):
     def _response_store(cls, value: Any) -> Any:
         return None if value == "" else value
 
+    @field_validator("BATCH_COMPLETION_WINDOW")
+    @classmethod
+    def _window(cls, value: dt.timedelta) -> dt.timedelta:
+        if value <= dt.timedelta(0):
+            raise ValueError("LGOS_BATCH_COMPLETION_WINDOW must be positive")
+        return value
+
     @field_validator("RESPONSE_RETENTION")
     @classmethod
     def _retention(cls, value: dt.timedelta) -> dt.timedelta:
@@ -132,6 +155,15 @@ class Settings(BaseSettings):
             raise ValueError(
                 "LGOS_WORKER_HEARTBEAT_INTERVAL must be shorter than "
                 "LGOS_WORKER_STALLED_TIMEOUT"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _batch_files(self) -> Settings:
+        if self.BATCH_FILES_URL is not None and self.BATCH_FILES_API_KEY is None:
+            raise ValueError(
+                "LGOS_BATCH_FILES_URL needs LGOS_BATCH_FILES_API_KEY (a service "
+                "key of that Files API)"
             )
         return self
 

@@ -18,6 +18,7 @@ from lgos_stack.net import (
 )
 from lgos_stack.processes import RunningProcess, pid_alive, running, start_process
 
+from lgos_testkit.batches import BATCH_ENDED, await_batch, wait_for_batch
 from lgos_testkit.leaks import CLIENT_PACKAGES, no_async_generator_left
 from lgos_testkit.litellm import (
     LITELLM_BIN,
@@ -42,6 +43,7 @@ from lgos_testkit.storage import (
 from lgos_testkit.threads import ThreadServer
 
 __all__ = [
+    "BATCH_ENDED",
     "CLIENT_PACKAGES",
     "LITELLM_BIN",
     "LITELLM_OFFLINE_ENV",
@@ -53,6 +55,7 @@ __all__ = [
     "S3Endpoint",
     "ThreadServer",
     "async_wait_until",
+    "await_batch",
     "await_response",
     "files_api",
     "files_api_env",
@@ -71,6 +74,7 @@ __all__ = [
     "start_files_api",
     "start_litellm",
     "start_process",
+    "wait_for_batch",
     "wait_for_response",
     "wait_until",
     "wait_while_progressing",

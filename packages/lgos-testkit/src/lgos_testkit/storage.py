@@ -196,13 +196,19 @@ _S3_SECRET_KEY = "lgos-testkit-secret-key"
 
 @contextlib.contextmanager
 def files_api_on_seaweedfs(
-    root: Path, *, bucket: str, keys: Mapping[str, str]
+    root: Path,
+    *,
+    bucket: str,
+    keys: Mapping[str, str],
+    settings: Mapping[str, str] | None = None,
 ) -> Iterator[FilesApi]:
     """SeaweedFS in ``root`` and the Files API on it (``keys`` maps API key to
-    owner), both stopped after the block; the Files API log is
-    ``root/files.log``."""
+    owner, ``settings`` as for ``files_api_env``), both stopped after the
+    block; the Files API log is ``root/files.log``."""
     with (
         seaweedfs(root, _S3_ACCESS_KEY, _S3_SECRET_KEY) as s3,
-        files_api(s3, root / "files.log", bucket=bucket, keys=keys) as api,
+        files_api(
+            s3, root / "files.log", bucket=bucket, keys=keys, settings=settings
+        ) as api,
     ):
         yield api

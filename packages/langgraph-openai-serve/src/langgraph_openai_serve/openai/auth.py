@@ -6,6 +6,10 @@ from __future__ import annotations
 from starlette.requests import Request
 
 PRINCIPAL_STATE_KEY = "lgos_principal"
+INTERNAL_SCOPE_KEY = "lgos_internal_scope"
+"""Set in the ASGI scope's state by an in-process caller (a batch line) to
+the scope the request runs in; no network request can set it, so such a
+request needs no API key."""
 
 
 def bearer_token(authorization: str | None) -> str | None:
@@ -16,6 +20,12 @@ def bearer_token(authorization: str | None) -> str | None:
     if scheme.lower() != "bearer" or not token.strip():
         return None
     return token.strip()
+
+
+def internal_scope(request: Request) -> str | None:
+    """The scope an in-process caller runs ``request`` in, if any."""
+    value = request.scope.get("state", {}).get(INTERNAL_SCOPE_KEY)
+    return value if isinstance(value, str) else None
 
 
 def request_principal(request: Request) -> str | None:

@@ -21,7 +21,11 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from langgraph_openai_serve.api_keys import ApiKeys
-from langgraph_openai_serve.openai.auth import PRINCIPAL_STATE_KEY, bearer_token
+from langgraph_openai_serve.openai.auth import (
+    INTERNAL_SCOPE_KEY,
+    PRINCIPAL_STATE_KEY,
+    bearer_token,
+)
 from langgraph_openai_serve.openai.errors import error_response, logger, response_for
 
 access_logger = logging.getLogger("langgraph_openai_serve.access")
@@ -83,7 +87,8 @@ class RequestContextMiddleware:
             await send(message)
 
         try:
-            if self.api_keys is not None and path not in _PUBLIC_PATHS:
+            internal = INTERNAL_SCOPE_KEY in scope["state"]
+            if self.api_keys is not None and path not in _PUBLIC_PATHS and not internal:
                 principal = self._authenticate(scope)
                 if principal is None:
                     await _unauthorized()(scope, receive, send_with_id)

@@ -27,6 +27,7 @@ from langgraph_openai_serve.background.errors import (
     ResponseInProgressError,
     ResponseNotFoundError,
 )
+from langgraph_openai_serve.batches.errors import BatchNotFoundError
 from langgraph_openai_serve.conversations.errors import (
     ConversationItemNotFoundError,
     ConversationNotFoundError,
@@ -204,6 +205,7 @@ _TABLE: dict[type[Exception], _Envelope] = {
     ),
     ResponseInProgressError: _Envelope(409, "response_in_progress"),
     ConversationNotFoundError: _Envelope(404, "conversation_not_found"),
+    BatchNotFoundError: _Envelope(404, "batch_not_found"),
     RequestConversationNotFoundError: _Envelope(
         404, "conversation_not_found", "conversation"
     ),

@@ -17,9 +17,11 @@ from langgraph_openai_serve.background.protocol import (
     Executor,
     ResponseStore,
 )
+from langgraph_openai_serve.batches.runtime import BatchRuntime
 from langgraph_openai_serve.conversations.protocol import ConversationStore
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.graph.registry import GraphRegistry
+from langgraph_openai_serve.openai.auth import internal_scope
 from langgraph_openai_serve.openai.request_body import BodyLimits
 
 CheckpointScope = Callable[[Request], str | Awaitable[str]]
@@ -91,10 +93,15 @@ class ServeState:
     stateless. The background runtime's store is this same one when set."""
     conversations: ConversationStore | None = None
     """Kept Conversations: set exactly when ``responses`` is."""
+    batches: BatchRuntime | None = None
+    """The Batch API's store, queue and Files API client."""
 
     async def scope_for(self, request: Request) -> str:
-        """The server-trusted checkpoint scope of ``request``."""
-        return await resolve_scope(self.checkpoint_scope, request)
+        """The server-trusted checkpoint scope of ``request``: the one an
+        in-process caller (a batch line) runs it in, else the resolver's."""
+        return internal_scope(request) or await resolve_scope(
+            self.checkpoint_scope, request
+        )
 
 
 async def resolve_scope(resolver: CheckpointScope, request: Request) -> str:

@@ -1,0 +1,54 @@
+"""``BatchRuntime``: what the Batch API's routes and steps share."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph_openai_serve.batches.dispatch import LineDispatcher
+from langgraph_openai_serve.batches.files import FilesClient
+from langgraph_openai_serve.batches.input import Limits
+from langgraph_openai_serve.batches.protocol import BatchQueue, BatchStep, BatchStore
+
+Announce = Callable[[Any, str, str, str], Awaitable[None]]
+"""Queues an event (transaction, type, object id, scope): the webhooks'
+entry, called in the transaction that ends a batch or a Response."""
+
+
+async def announce_nothing(
+    transaction: Any, event_type: str, object_id: str, scope: str
+) -> None:
+    del transaction, event_type, object_id, scope
+
+
+@dataclass(slots=True)
+class BatchRuntime:
+    store: BatchStore
+    queue: BatchQueue
+    files: FilesClient | None
+    """``None``: the deployment set no Files API (``LGOS_BATCH_FILES_URL``)."""
+    known_model: Callable[[str], bool]
+    concurrency: int = 4
+    """Chunks of one batch queued or running at once."""
+    lines_per_job: int = 25
+    window_seconds: float = 24 * 3600.0
+    limits: Limits = field(default_factory=Limits)
+    poll_interval: float = 0.5
+    """Seconds between a running line's checks for a cancel or the expiry."""
+    announce: Announce = announce_nothing
+    dispatcher: LineDispatcher | None = None
+    """Set when the OpenAI app is bound."""
+    started: bool = False
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def ensure_started(
+        self, handler: Callable[[BatchStep], Awaitable[None]]
+    ) -> None:
+        if self.started:
+            return
+        async with self.lock:
+            if not self.started:
+                await self.queue.start(handler)
+                self.started = True

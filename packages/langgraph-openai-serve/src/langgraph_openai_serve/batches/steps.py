@@ -1,0 +1,376 @@
+"""The life of a batch: create, validate, run its chunks, finalize, cancel.
+
+``validating`` -> ``in_progress`` -> ``finalizing`` -> ``completed``, or
+``failed`` when validation finds errors, ``cancelling`` -> ``cancelled`` on
+cancel and ``finalizing`` -> ``expired`` past the window. Every step reads
+the batch first and does nothing when its moment has passed, so a step the
+queue runs again after a lost worker is harmless; status changes are
+conditional on the status they leave, so of two racing steps one wins.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import tempfile
+import time
+from typing import Any
+
+from langgraph_openai_serve.batches.dispatch import Answer
+from langgraph_openai_serve.batches.errors import BatchNotFoundError
+from langgraph_openai_serve.batches.files import FileNotFound, FilesClient
+from langgraph_openai_serve.batches.input import read_lines
+from langgraph_openai_serve.batches.objects import (
+    batch_error,
+    decoded,
+    errors_list,
+    new_batch,
+    output_line,
+    usage_of,
+)
+from langgraph_openai_serve.batches.protocol import (
+    TERMINAL_STATUSES,
+    BatchLine,
+    BatchStep,
+    LineResult,
+    StoredBatch,
+)
+from langgraph_openai_serve.batches.runtime import BatchRuntime
+from langgraph_openai_serve.graph.errors import InvalidRequestError
+from langgraph_openai_serve.openai.compact_json import dumps
+from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE, error_body
+
+logger = logging.getLogger("langgraph_openai_serve")
+
+_CANCELLABLE = frozenset({"validating", "in_progress"})
+_ENDING = frozenset({"finalizing", "cancelling"})
+_SPOOL_BYTES = 8 * 1024 * 1024
+
+
+async def create(
+    runtime: BatchRuntime,
+    scope: str,
+    *,
+    endpoint: str,
+    input_file_id: str,
+    metadata: dict[str, str] | None,
+    output_expires_after: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """Keep a ``validating`` batch and queue its validation."""
+    if runtime.files is None:
+        raise InvalidRequestError(
+            "Batches need the Files API: this server has none "
+            "(LGOS_BATCH_FILES_URL is not set).",
+            param="input_file_id",
+        )
+    await runtime.ensure_started(lambda step: run_step(runtime, step))
+    batch = new_batch(
+        endpoint=endpoint,
+        input_file_id=input_file_id,
+        metadata=metadata,
+        output_expires_after=output_expires_after,
+        window_seconds=runtime.window_seconds,
+    )
+    step = BatchStep("validate", batch["id"])
+    await runtime.store.create(
+        scope, batch, lambda transaction: runtime.queue.defer([step], transaction)
+    )
+    created = await runtime.store.get(batch["id"], scope)
+    assert created is not None
+    return created
+
+
+async def cancel(runtime: BatchRuntime, batch_id: str, scope: str) -> dict[str, Any]:
+    """``cancelling`` now; ``cancelled`` once finalize has written the files.
+
+    Raises:
+        BatchNotFoundError: unknown here.
+        InvalidRequestError: the batch already ended or is finalizing (409).
+    """
+    current = await runtime.store.get(batch_id, scope)
+    if current is None:
+        raise BatchNotFoundError(batch_id)
+    await runtime.ensure_started(lambda step: run_step(runtime, step))
+    step = BatchStep("finalize", batch_id)
+    moved = await runtime.store.transition(
+        batch_id,
+        _CANCELLABLE,
+        {"status": "cancelling", "cancelling_at": int(time.time())},
+        enqueue=lambda transaction: runtime.queue.defer([step], transaction),
+    )
+    after = await runtime.store.get(batch_id, scope)
+    assert after is not None
+    if not moved and after["status"] not in {"cancelling", "cancelled"}:
+        raise InvalidRequestError(
+            f"A batch that is {after['status']} cannot be cancelled.",
+            code="batch_not_cancellable",
+            status_code=409,
+        )
+    return after
+
+
+async def run_step(runtime: BatchRuntime, step: BatchStep) -> None:
+    """What the queue calls for each step."""
+    if step.kind == "validate":
+        await _validate(runtime, step.batch_id)
+    elif step.kind == "chunk":
+        await _run_chunk(runtime, step.batch_id, step.chunk)
+    else:
+        await _finalize(runtime, step.batch_id)
+
+
+async def _validate(runtime: BatchRuntime, batch_id: str) -> None:
+    stored = await runtime.store.read(batch_id)
+    if stored is None:
+        return
+    if stored.status == "in_progress" and await runtime.store.claimed(batch_id) == 0:
+        await _claim(runtime, batch_id, runtime.concurrency)  # lost after starting
+        return
+    if stored.status != "validating":
+        return
+    files = runtime.files
+    assert files is not None
+    file_id = stored.batch["input_file_id"]
+    problem = await _input_problem(runtime, files, file_id, stored.scope)
+    if problem is not None:
+        await _fail(runtime, batch_id, stored.scope, [problem])
+        return
+    await runtime.store.drop_lines(batch_id)  # an earlier attempt's, if any
+    found = await read_lines(
+        files.lines(file_id, stored.scope),
+        endpoint=stored.batch["endpoint"],
+        known_model=runtime.known_model,
+        keep=lambda lines: runtime.store.add_lines(batch_id, lines),
+        limits=runtime.limits,
+    )
+    if found.errors:
+        await runtime.store.drop_lines(batch_id)
+        await _fail(runtime, batch_id, stored.scope, found.errors)
+        return
+    counts = {"total": found.total, "completed": 0, "failed": 0}
+    started = await runtime.store.transition(
+        batch_id,
+        frozenset({"validating"}),
+        {
+            "status": "in_progress",
+            "in_progress_at": int(time.time()),
+            "model": found.model,
+            "request_counts": counts,
+        },
+        chunks=math.ceil(found.total / runtime.lines_per_job),
+    )
+    if started:
+        await _claim(runtime, batch_id, runtime.concurrency)
+    else:  # cancelled meanwhile: finalize settles every line
+        await runtime.store.transition(
+            batch_id, frozenset({"cancelling"}), {"request_counts": counts}
+        )
+
+
+async def _input_problem(
+    runtime: BatchRuntime, files: FilesClient, file_id: str, scope: str
+) -> dict[str, Any] | None:
+    try:
+        found = await files.describe(file_id, scope)
+    except FileNotFound:
+        return batch_error(
+            "file_not_found",
+            f"No file found with id '{file_id}'.",
+            param="input_file_id",
+        )
+    if found.purpose != "batch":
+        return batch_error(
+            "invalid_file_purpose",
+            f"The input file's purpose is '{found.purpose}'; a batch reads a "
+            "file uploaded with purpose 'batch'.",
+            param="input_file_id",
+        )
+    if found.bytes > runtime.limits.bytes:
+        return batch_error(
+            "file_too_large",
+            f"The input file is {found.bytes} bytes; a batch reads at most "
+            f"{runtime.limits.bytes}.",
+            param="input_file_id",
+        )
+    return None
+
+
+async def _fail(
+    runtime: BatchRuntime, batch_id: str, scope: str, errors: list[dict[str, Any]]
+) -> None:
+    await runtime.store.transition(
+        batch_id,
+        frozenset({"validating"}),
+        {
+            "status": "failed",
+            "failed_at": int(time.time()),
+            "errors": errors_list(errors),
+        },
+        enqueue=lambda transaction: runtime.announce(
+            transaction, "batch.failed", batch_id, scope
+        ),
+    )
+
+
+async def _claim(runtime: BatchRuntime, batch_id: str, most: int) -> None:
+    async def enqueue(transaction: Any, numbers: list[int]) -> None:
+        steps = [BatchStep("chunk", batch_id, number) for number in numbers]
+        await runtime.queue.defer(steps, transaction)
+
+    await runtime.store.claim_chunks(batch_id, most, enqueue)
+
+
+async def _run_chunk(runtime: BatchRuntime, batch_id: str, chunk: int) -> None:
+    stored = await runtime.store.read(batch_id)
+    if stored is None or stored.status != "in_progress":
+        return
+    size = runtime.lines_per_job
+    for line in await runtime.store.pending(batch_id, chunk * size, (chunk + 1) * size):
+        result = await _run_watched(runtime, stored, line)
+        if result is None:
+            return  # cancelled or expired: finalize settles the rest
+        await runtime.store.record(batch_id, result)
+    await _claim(runtime, batch_id, 1)
+    await _finish_if_done(runtime, batch_id)
+
+
+async def _run_watched(
+    runtime: BatchRuntime, stored: StoredBatch, line: BatchLine
+) -> LineResult | None:
+    """Run ``line``; ``None`` when the batch stopped running meanwhile."""
+    if not await _still_running(runtime, stored.batch["id"]):
+        return None
+    run = asyncio.create_task(_run_line(runtime, stored, line))
+    try:
+        while True:
+            done, _ = await asyncio.wait({run}, timeout=runtime.poll_interval)
+            if done:
+                return run.result()
+            if not await _still_running(runtime, stored.batch["id"]):
+                return None
+    finally:
+        if not run.done():
+            run.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await run
+
+
+async def _run_line(
+    runtime: BatchRuntime, stored: StoredBatch, line: BatchLine
+) -> LineResult:
+    assert runtime.dispatcher is not None, "the OpenAI app is not bound"
+    try:
+        answer = await runtime.dispatcher.post(
+            stored.batch["endpoint"], line.body.encode(), stored.scope
+        )
+    except Exception:
+        logger.exception(
+            "batch.line_failed batch=%s line=%d", stored.batch["id"], line.number
+        )
+        body = error_body(INTERNAL_ERROR_MESSAGE, "server_error")
+        answer = Answer(500, None, dumps(body).encode())
+    body = decoded(answer.body)
+    failed = not 200 <= answer.status < 300
+    text = dumps(output_line(line.custom_id, answer.status, answer.request_id, body))
+    return LineResult(line.seq, failed, text, usage_of(body))
+
+
+async def _still_running(runtime: BatchRuntime, batch_id: str) -> bool:
+    """The batch is ``in_progress`` and inside its window; past the window
+    it moves to ``finalizing`` (expired) here."""
+    stored = await runtime.store.read(batch_id)
+    if stored is None or stored.status != "in_progress":
+        return False
+    if time.time() < stored.batch["expires_at"]:
+        return True
+    await _finalize_as(runtime, batch_id, "expired")
+    return False
+
+
+async def _finish_if_done(runtime: BatchRuntime, batch_id: str) -> None:
+    stored = await runtime.store.read(batch_id)
+    if stored is None or stored.status != "in_progress":
+        return
+    if stored.completed + stored.failed >= stored.total:
+        await _finalize_as(runtime, batch_id, "completed")
+
+
+async def _finalize_as(runtime: BatchRuntime, batch_id: str, ending: str) -> None:
+    step = BatchStep("finalize", batch_id)
+    await runtime.store.transition(
+        batch_id,
+        frozenset({"in_progress"}),
+        {"status": "finalizing", "finalizing_at": int(time.time())},
+        ending=ending,
+        enqueue=lambda transaction: runtime.queue.defer([step], transaction),
+    )
+
+
+async def _finalize(runtime: BatchRuntime, batch_id: str) -> None:
+    stored = await runtime.store.read(batch_id)
+    if stored is None or stored.status not in _ENDING:
+        return
+    if stored.status == "cancelling":
+        final = "cancelled"
+        await runtime.store.settle(
+            batch_id,
+            "batch_cancelled",
+            "The batch was cancelled before this request ran.",
+        )
+    elif stored.ending == "expired":
+        final = "expired"
+        await runtime.store.settle(
+            batch_id,
+            "batch_expired",
+            "The batch expired before this request ran.",
+        )
+    else:
+        final = "completed"
+    files: dict[str, Any] = {}
+    for failed, name in ((False, "output_file_id"), (True, "error_file_id")):
+        if stored.batch.get(name) is None:
+            files[name] = await _write_results(runtime, stored, failed=failed)
+            # Kept at once: a finalize run again after a crash reuses it.
+            await runtime.store.transition(batch_id, frozenset({stored.status}), files)
+    ended = await runtime.store.transition(
+        batch_id,
+        frozenset({stored.status}),
+        {"status": final, f"{final}_at": int(time.time())},
+        enqueue=lambda transaction: runtime.announce(
+            transaction, f"batch.{final}", batch_id, stored.scope
+        ),
+    )
+    if ended:
+        await runtime.store.drop_lines(batch_id)
+
+
+async def _write_results(
+    runtime: BatchRuntime, stored: StoredBatch, *, failed: bool
+) -> str | None:
+    """Upload the batch's output (or error) lines; the file's id, ``None``
+    when there are none."""
+    files = runtime.files
+    assert files is not None
+    batch_id = stored.batch["id"]
+    with tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) as spool:
+        wrote = False
+        async for text in runtime.store.results(batch_id, failed=failed):
+            spool.write(text.encode())
+            spool.write(b"\n")
+            wrote = True
+        if not wrote:
+            return None
+        spool.seek(0)
+        name = "batch_errors.jsonl" if failed else "batch_output.jsonl"
+        return await files.upload(
+            stored.scope,
+            f"{batch_id}_{name}",
+            spool,
+            stored.batch.get("output_expires_after"),
+        )
+
+
+def is_terminal(batch: dict[str, Any]) -> bool:
+    return batch.get("status") in TERMINAL_STATUSES

@@ -1,0 +1,312 @@
+"""The Batch API through the official SDK, on a real Files API (SeaweedFS):
+the Batch object and its lifecycle, the output and error files, validation,
+cancel, expiry and tenancy. Batches run in the API process here (memory
+backend); ``test_batches_postgres.py`` runs them on workers."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import openai
+import pytest
+from batch_fixtures import Tenant, TenantsFactory
+from langchain_core.messages import AIMessage
+from langgraph.graph import MessagesState
+from langgraph_openai_serve.testing import ScriptedChatModel
+from lgos_testkit import async_wait_until, await_batch
+from openai.types import Batch
+from support import config, one_node_graph, single_model_graph
+
+pytestmark = pytest.mark.anyio
+
+
+def _echo(messages: Any) -> str:
+    return f"echo: {messages[-1].text}"
+
+
+def _graphs(gate: asyncio.Event | None = None) -> dict[str, Any]:
+    async def gated(state: MessagesState) -> dict[str, Any]:
+        if "wait" in state["messages"][-1].text:
+            assert gate is not None
+            await gate.wait()
+        return {"messages": [AIMessage(content="passed")]}
+
+    return {
+        "echo": config(single_model_graph(ScriptedChatModel(responder=_echo))),
+        "gate": config(one_node_graph(gated)),
+    }
+
+
+def _responses_line(custom_id: str, text: str, model: str = "echo") -> dict[str, Any]:
+    return {
+        "custom_id": custom_id,
+        "method": "POST",
+        "url": "/v1/responses",
+        "body": {"model": model, "input": text},
+    }
+
+
+def _chat_line(custom_id: str, body: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "custom_id": custom_id,
+        "method": "POST",
+        "url": "/v1/chat/completions",
+        "body": body,
+    }
+
+
+async def _create(tenant: Tenant, file_id: str, **options: Any) -> Batch:
+    return await tenant.lgos.batches.create(
+        input_file_id=file_id,
+        endpoint=options.pop("endpoint", "/v1/responses"),
+        completion_window="24h",
+        **options,
+    )
+
+
+async def test_a_responses_batch_runs_every_line_into_the_output_file(
+    tenants: TenantsFactory,
+) -> None:
+    alice = tenants(_graphs(), BATCH_LINES_PER_JOB=2)["alice"]
+    lines = [_responses_line(f"q{i}", f"question {i}") for i in range(5)]
+    created = await _create(
+        alice,
+        await alice.upload(lines),
+        metadata={"run": "nightly"},
+        output_expires_after={"anchor": "created_at", "seconds": 3600},
+    )
+
+    assert created.status == "validating"
+    assert created.object == "batch"
+    assert created.completion_window == "24h"
+    assert created.metadata == {"run": "nightly"}
+    assert created.expires_at == created.created_at + 24 * 3600
+    done = await await_batch(alice.lgos, created.id)
+
+    assert done.status == "completed", done.errors
+    assert done.request_counts is not None
+    assert done.request_counts.model_dump() == {"total": 5, "completed": 5, "failed": 0}
+    assert done.model == "echo"
+    assert done.error_file_id is None
+    for moment in ("in_progress_at", "finalizing_at", "completed_at"):
+        assert getattr(done, moment) is not None, moment
+    assert done.failed_at is None
+    assert done.cancelled_at is None
+    assert done.usage is not None
+    assert done.usage.total_tokens > 0
+    output = await alice.lines_of(done.output_file_id)
+    assert [line["custom_id"] for line in output] == [f"q{i}" for i in range(5)]
+    first = output[0]
+    assert first["error"] is None
+    assert first["id"].startswith("batch_req_")
+    assert first["response"]["status_code"] == 200
+    assert first["response"]["request_id"]
+    assert first["response"]["body"]["object"] == "response"
+    assert first["response"]["body"]["output"][0]["content"][0]["text"] == (
+        "echo: question 0"
+    )
+    stored = await alice.files.files.retrieve(done.output_file_id or "")
+    assert stored.purpose == "batch_output"
+    assert stored.expires_at == stored.created_at + 3600
+
+
+async def test_a_chat_batch_puts_failed_requests_in_the_error_file(
+    tenants: TenantsFactory,
+) -> None:
+    alice = tenants(_graphs())["alice"]
+    lines = [
+        _chat_line(
+            "ok", {"model": "echo", "messages": [{"role": "user", "content": "hi"}]}
+        ),
+        _chat_line("bad", {"model": "echo", "messages": "not a list"}),
+    ]
+    created = await _create(
+        alice, await alice.upload(lines), endpoint="/v1/chat/completions"
+    )
+    done = await await_batch(alice.lgos, created.id)
+
+    assert done.status == "completed"
+    assert done.request_counts is not None
+    assert (done.request_counts.completed, done.request_counts.failed) == (1, 1)
+    [ok] = await alice.lines_of(done.output_file_id)
+    assert ok["response"]["body"]["object"] == "chat.completion"
+    assert ok["response"]["body"]["choices"][0]["message"]["content"] == "echo: hi"
+    [bad] = await alice.lines_of(done.error_file_id)
+    assert bad["custom_id"] == "bad"
+    assert bad["response"]["status_code"] == 400
+    assert bad["response"]["body"]["error"]["param"] == "messages"
+
+
+async def test_an_invalid_input_file_fails_the_batch_naming_each_line(
+    tenants: TenantsFactory,
+) -> None:
+    alice = tenants(_graphs())["alice"]
+    lines: list[Any] = [
+        _responses_line("a", "fine"),
+        _responses_line("a", "again"),
+        {**_responses_line("b", "x"), "url": "/v1/chat/completions"},
+        {**_responses_line("c", "x"), "method": "GET"},
+        _responses_line("d", "x", model="nobody"),
+        {
+            **_responses_line("e", "x"),
+            "body": {"model": "echo", "input": "x", "stream": True},
+        },
+        "{not json",
+    ]
+    created = await _create(alice, await alice.upload(lines))
+    done = await await_batch(alice.lgos, created.id)
+
+    assert done.status == "failed"
+    assert done.failed_at is not None
+    assert done.output_file_id is None
+    assert done.error_file_id is None
+    assert done.errors is not None
+    assert done.errors.data is not None
+    found = [(e.code, e.line, e.param) for e in done.errors.data]
+    assert found == [
+        ("duplicate_custom_id", 2, "custom_id"),
+        ("mismatched_endpoint", 3, "url"),
+        ("invalid_request", 4, "method"),
+        ("model_not_found", 5, "body.model"),
+        ("invalid_request", 6, "body.stream"),
+        ("invalid_json_line", 7, None),
+    ]
+    assert all(e.message for e in done.errors.data)
+
+
+async def test_an_input_of_another_purpose_or_tenant_fails_the_batch(
+    tenants: TenantsFactory,
+) -> None:
+    both = tenants(_graphs())
+    alice, bob = both["alice"], both["bob"]
+    notes = await alice.upload([_responses_line("a", "x")], purpose="user_data")
+    bobs = await bob.upload([_responses_line("a", "x")])
+
+    wrong_purpose = await await_batch(alice.lgos, (await _create(alice, notes)).id)
+    not_hers = await await_batch(alice.lgos, (await _create(alice, bobs)).id)
+
+    assert wrong_purpose.status == "failed"
+    assert [(e.code, e.param) for e in wrong_purpose.errors.data] == [  # type: ignore[union-attr]
+        ("invalid_file_purpose", "input_file_id")
+    ]
+    assert not_hers.status == "failed"
+    assert [(e.code, e.param) for e in not_hers.errors.data] == [  # type: ignore[union-attr]
+        ("file_not_found", "input_file_id")
+    ]
+
+
+async def test_cancel_keeps_finished_lines_and_settles_the_rest_as_cancelled(
+    tenants: TenantsFactory,
+) -> None:
+    gate = asyncio.Event()
+    alice = tenants(_graphs(gate), BATCH_LINES_PER_JOB=1, BATCH_CONCURRENCY=1)["alice"]
+    lines = [
+        _responses_line("first", "go", model="gate"),
+        _responses_line("second", "wait", model="gate"),
+        _responses_line("third", "go", model="gate"),
+    ]
+    created = await _create(alice, await alice.upload(lines))
+    running = await await_batch(alice.lgos, created.id, {"in_progress"})
+
+    async def first_done() -> bool:
+        batch = await alice.lgos.batches.retrieve(created.id)
+        return batch.request_counts is not None and batch.request_counts.completed == 1
+
+    await async_wait_until(first_done, 60, "the first line")
+    assert running.request_counts is not None
+    assert running.request_counts.total == 3
+    cancelling = await alice.lgos.batches.cancel(created.id)
+
+    assert cancelling.status in {"cancelling", "cancelled"}
+    assert cancelling.cancelling_at is not None
+    done = await await_batch(alice.lgos, created.id)
+    assert done.status == "cancelled"
+    assert done.cancelled_at is not None
+    output = await alice.lines_of(done.output_file_id)
+    errors = await alice.lines_of(done.error_file_id)
+    assert [line["custom_id"] for line in output] == ["first"]
+    assert [line["custom_id"] for line in errors] == ["second", "third"]
+    assert {line["error"]["code"] for line in errors} == {"batch_cancelled"}
+    assert all(line["response"] is None for line in errors)
+    again = await alice.lgos.batches.cancel(created.id)
+    assert again.status == "cancelled"
+
+
+async def test_a_batch_that_ended_cannot_be_cancelled(tenants: TenantsFactory) -> None:
+    alice = tenants(_graphs())["alice"]
+    failed = await await_batch(alice.lgos, (await _create(alice, "file-none")).id)
+
+    with pytest.raises(openai.ConflictError) as raised:
+        await alice.lgos.batches.cancel(failed.id)
+
+    assert raised.value.code == "batch_not_cancellable"
+
+
+async def test_a_batch_past_its_window_expires_with_the_rest_unrun(
+    tenants: TenantsFactory,
+) -> None:
+    gate = asyncio.Event()
+    alice = tenants(
+        _graphs(gate),
+        BATCH_LINES_PER_JOB=1,
+        BATCH_CONCURRENCY=1,
+        BATCH_COMPLETION_WINDOW=1,
+    )["alice"]
+    lines = [
+        _responses_line("quick", "go", model="gate"),
+        _responses_line("stuck", "wait", model="gate"),
+    ]
+    created = await _create(alice, await alice.upload(lines))
+    done = await await_batch(alice.lgos, created.id)
+
+    assert done.status == "expired"
+    assert done.expired_at is not None
+    assert [
+        line["custom_id"] for line in await alice.lines_of(done.output_file_id)
+    ] == ["quick"]
+    [stuck] = await alice.lines_of(done.error_file_id)
+    assert stuck["custom_id"] == "stuck"
+    assert stuck["error"]["code"] == "batch_expired"
+
+
+async def test_another_tenant_finds_no_batch_and_no_result(
+    tenants: TenantsFactory,
+) -> None:
+    both = tenants(_graphs())
+    alice, bob = both["alice"], both["bob"]
+    created = await _create(alice, await alice.upload([_responses_line("a", "x")]))
+    done = await await_batch(alice.lgos, created.id)
+
+    with pytest.raises(openai.NotFoundError):
+        await bob.lgos.batches.retrieve(created.id)
+    with pytest.raises(openai.NotFoundError):
+        await bob.lgos.batches.cancel(created.id)
+    assert [b.id async for b in bob.lgos.batches.list()] == []
+    with pytest.raises(openai.NotFoundError):
+        await bob.files.files.content(done.output_file_id or "")
+    assert [b.id async for b in alice.lgos.batches.list()] == [created.id]
+
+
+async def test_batches_list_newest_first_in_pages(tenants: TenantsFactory) -> None:
+    alice = tenants(_graphs())["alice"]
+    ids = [(await _create(alice, f"file-missing-{i}")).id for i in range(3)]
+
+    first = await alice.lgos.batches.list(limit=2)
+    assert [b.id for b in first.data] == ids[::-1][:2]
+    assert first.has_more
+    rest = await alice.lgos.batches.list(limit=2, after=first.data[-1].id)
+    assert [b.id for b in rest.data] == ids[:1]
+    assert not rest.has_more
+    assert [b.id async for b in alice.lgos.batches.list(limit=1)] == ids[::-1]
+
+
+async def test_a_server_without_a_files_api_refuses_batches(make_client) -> None:
+    client = make_client({"echo": config(single_model_graph(ScriptedChatModel()))})
+
+    with pytest.raises(openai.BadRequestError) as raised:
+        await client.batches.create(
+            input_file_id="file-x", endpoint="/v1/responses", completion_window="24h"
+        )
+
+    assert raised.value.body["param"] == "input_file_id"  # type: ignore[index]
