@@ -74,18 +74,30 @@ class Stack:
         self._clients: list[OpenAI] = []
 
     def start_api(self) -> None:
+        """Start the current API process (``base_url``, ``client()``)."""
         self.port = free_port()
-        api = self.api = self._spawn("serve", "--port", str(self.port))
+        self.api = self._start_api(self.port)
+
+    def another_api(self) -> str:
+        """Start one more API process beside the current one; its base URL."""
+        port = free_port()
+        self._start_api(port)
+        return f"http://127.0.0.1:{port}/v1"
+
+    def _start_api(self, port: int) -> subprocess.Popen[bytes]:
+        api = self._spawn("serve", "--port", str(port))
 
         def ready() -> bool:
             if api.poll() is not None:
                 raise RuntimeError("the API process exited during startup")
             try:
-                return httpx.get(f"{self.base_url}/health", timeout=1).is_success
+                url = f"http://127.0.0.1:{port}/v1/health"
+                return httpx.get(url, timeout=1).is_success
             except httpx.TransportError:
                 return False
 
         wait_until(ready, STARTUP_SECONDS, "the API process")
+        return api
 
     def stop_api(self) -> None:
         assert self.api is not None

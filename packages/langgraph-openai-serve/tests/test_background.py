@@ -320,6 +320,43 @@ async def test_a_second_background_resume_of_a_queued_one_is_run_busy(
     assert runs["answer"] == 1
 
 
+async def test_a_resume_that_loses_its_race_after_submit_ends_with_the_conflict(
+    client, gate, runs
+):
+    submitted = await client.responses.create(
+        model="refund", input="Refund", background=True
+    )
+    paused = await await_response(client, submitted.id, {"completed"})
+    # The only slot runs a held job, so the resume below waits in the queue.
+    await client.responses.create(model="gated", input="x", background=True)
+    await gate.entered.wait()
+    # Accepted: the run is still paused and no other Response drives it ...
+    late = await client.responses.create(
+        model="refund",
+        background=True,
+        previous_response_id=paused.id,
+        input=_answer(paused),
+    )
+    # ... but a foreground resume answers the pause before the job starts.
+    winner = await client.responses.create(
+        model="refund", previous_response_id=paused.id, input=_answer(paused, "deny")
+    )
+    gate.release.set()
+    lost = await await_response(client, late.id, {"failed", "completed"})
+    stream = await client.responses.retrieve(late.id, stream=True)
+    events = [event async for event in stream]
+
+    assert winner.output_text == "Refund deny."
+    assert lost.status == "failed"
+    assert lost.error.code == "interrupt_state_conflict"
+    assert lost.error.message.startswith("The run has no pending interrupts")
+    # A follower of the stream sees the same end.
+    assert [event.type for event in events][-2:] == ["error", "response.failed"]
+    assert events[0].type == "response.created"
+    assert events[-1].response.error == lost.error
+    assert runs["answer"] == 1
+
+
 async def test_idempotency_keys_are_scoped_and_expire():
     now = [0.0]
     store = InMemoryResponseStore(idempotency_ttl=60, clock=lambda: now[0])

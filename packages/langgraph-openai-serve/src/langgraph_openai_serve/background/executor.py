@@ -43,7 +43,11 @@ from langgraph_openai_serve.graph.errors import InvalidRequestError, RunBusyErro
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.interrupts import discard_run
 from langgraph_openai_serve.graph.runner import PreparedRun, run_graph
-from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE
+from langgraph_openai_serve.openai.errors import (
+    INTERNAL_ERROR_MESSAGE,
+    StreamFailure,
+    refusal_failure,
+)
 from langgraph_openai_serve.openai.responses.encode import event_frame, stream_frames
 from langgraph_openai_serve.openai.responses.interrupt_ids import paused_response_id
 from langgraph_openai_serve.openai.responses.interrupt_runs import interrupt_run_id
@@ -229,13 +233,7 @@ async def _execute(
         await asyncio.shield(_stopped(store, job.response_id, shell, encoder, run))
         raise
     except Exception as exc:
-        logger.exception("background.run_failed response=%s", job.response_id)
-        message = (
-            str(exc) if isinstance(exc, InvalidRequestError) else INTERNAL_ERROR_MESSAGE
-        )
-        terminal = shell.body(
-            "failed", encoder.output, error={"code": "server_error", "message": message}
-        )
+        terminal = await _failed(store, job.response_id, encoder, exc)
     if terminal is None:  # pragma: no cover - the encoder always ends a stream
         terminal = shell.body("failed", encoder.output, error=_server_error())
     # The turn goes in first: a client that sees the Response end finds it
@@ -243,6 +241,38 @@ async def _execute(
     await _add_to_conversation(state, store, job, shell, terminal)
     await store.set_snapshot(job.response_id, terminal)
     await _discard_checkpoints(run)
+
+
+async def _failed(
+    store: ResponseStore, response_id: str, encoder: RecordingEncoder, exc: Exception
+) -> dict[str, Any]:
+    """End a run that raised outside its graph's stream: a refusal (a resume
+    that lost its race to another after submit) with its own code and
+    message, anything else as a server error. Followers of the stream get
+    the failure events too."""
+    failure = refusal_failure(exc)
+    if failure is not None:
+        logger.warning(
+            "background.run_refused response=%s code=%s", response_id, failure.code
+        )
+    else:
+        logger.exception("background.run_failed response=%s", response_id)
+        message = (
+            str(exc) if isinstance(exc, InvalidRequestError) else INTERNAL_ERROR_MESSAGE
+        )
+        failure = StreamFailure("server_error", message)
+    error = {"code": failure.code, "message": failure.message}
+    if encoder.terminal is not None:  # the stream had ended: storing it broke
+        return encoder.shell.body("failed", encoder.output, error=error)
+    if not encoder.began:  # refused before the graph ran
+        encoder.start()
+    encoder.fail(failure)
+    try:
+        await store.append_events(response_id, encoder.take())
+    except Exception:  # the snapshot still says how the run ended
+        logger.exception("background.failure_events_lost response=%s", response_id)
+    assert encoder.terminal is not None
+    return encoder.terminal
 
 
 async def _add_to_conversation(

@@ -34,6 +34,8 @@ class RecordingEncoder(ResponseStreamEncoder):
         super().__init__(shell)
         self.sequence = after
         self.rerun = after >= 0
+        self.began = False
+        """Whether this attempt's stream has started (``start()``)."""
         self.pending: list[dict[str, Any]] = []
 
     def take(self) -> list[dict[str, Any]]:
@@ -48,6 +50,7 @@ class RecordingEncoder(ResponseStreamEncoder):
         return _RECORDED
 
     def start(self) -> bytes:
+        self.began = True
         if not self.rerun:
             return super().start()
         snapshot = self.shell.body("in_progress", [])

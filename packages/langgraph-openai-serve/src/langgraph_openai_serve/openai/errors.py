@@ -116,6 +116,18 @@ SHUTDOWN_FAILURE = StreamFailure(
 )
 
 
+def refusal_failure(exc: Exception) -> StreamFailure | None:
+    """How a run accepted earlier ends when it is refused later (a background
+    resume that lost its race to another after submit): with the ``code``
+    and message the request would have been refused with at once (the
+    single table's); ``None`` when ``exc`` is no refusal."""
+    for exc_class in type(exc).__mro__:
+        envelope = _TABLE.get(exc_class)
+        if envelope is not None:
+            return StreamFailure(envelope.code, str(exc) or exc_class.__name__)
+    return None
+
+
 def run_timeout_failure(seconds: float) -> StreamFailure:
     return StreamFailure("run_timeout", str(RunTimeoutError(seconds)))
 
