@@ -3,7 +3,7 @@
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
 # Workspace members that carry tests (each has its own tests/ folder).
-members := "packages/langgraph-openai-serve packages/lgos-stack packages/lgos-testkit services/files-api services/model-sync services/chainlit-ui services/open-webui demos bench compose docs"
+members := "packages/langgraph-openai-serve packages/lgos-stack packages/lgos-testkit services/files-api services/model-sync services/chainlit-ui services/open-webui demos bench compose deploy docs"
 
 # uv sets UV to its own path in `uv run`; fall back to the one on PATH.
 uv := env("UV", "uv")
@@ -150,7 +150,7 @@ _compose_env example="compose/.env.example" target="compose/.env":
     echo "just up: wrote {{target}} from {{example}} with generated secrets" >&2
 
 # Lint, type-check, validate compose, build the docs, then run every member's tests
-test: lint compose-check docs tools
+test: lint compose-check docs tools crd-validators
     #!/usr/bin/env bash
     set -euo pipefail
     for member in {{members}}; do
@@ -193,6 +193,10 @@ fmt:
 tools:
     UV={{uv}} bash scripts/install-litellm.sh
     UV={{uv}} bash scripts/install-open-webui.sh
+
+# The KEDA and Prometheus operator CRD validators the deploy tests run (npm, pinned)
+crd-validators:
+    bash scripts/install-crd-validators.sh
 
 # Browser journeys (Playwright, Debian's Chromium) against the whole native stack; failures in e2e/results/
 e2e *args: tools

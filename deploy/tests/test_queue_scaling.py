@@ -1,0 +1,118 @@
+"""KEDA's query, run against the real procrastinate queue tables (set up by
+the db-setup Job's own command) holding a mix of jobs in every state, put
+there through the queue's own API the way API processes and workers do."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+from deploy_support import Rendered, container, plain_env
+from langgraph_openai_serve.background.postgres.queue import (
+    QUEUE,
+    TASK_NAME,
+    ProcrastinateBackend,
+)
+from langgraph_openai_serve.background.protocol import BackgroundJob
+from procrastinate.jobs import Status
+
+pytestmark = pytest.mark.anyio
+
+
+def _trigger(base: Rendered) -> dict[str, Any]:
+    (trigger,) = base.get("ScaledObject", "lgos-worker")["spec"]["triggers"]
+    metadata: dict[str, Any] = trigger["metadata"]
+    return metadata
+
+
+def _metric(url: str, query: str) -> float:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(query).fetchone()
+    assert row is not None
+    return float(row[0])
+
+
+def _job(response_id: str) -> BackgroundJob:
+    return BackgroundJob(response_id=response_id, scope="deploy-test", body={})
+
+
+@pytest.fixture
+async def queue(set_up_database: str) -> Any:
+    # The store is not used to defer or fetch jobs: the backend only queues.
+    backend = ProcrastinateBackend(set_up_database, store=None)  # type: ignore[arg-type]
+    await backend.start(executor=None)  # type: ignore[arg-type]
+    with psycopg.connect(set_up_database, autocommit=True) as conn:
+        conn.execute("DELETE FROM procrastinate_jobs")
+    yield backend
+    with psycopg.connect(set_up_database, autocommit=True) as conn:
+        conn.execute("DELETE FROM procrastinate_jobs")
+    await backend.stop()
+
+
+async def test_the_query_counts_ready_and_running_jobs_of_the_worker_queue(
+    base: Rendered, set_up_database: str, queue: ProcrastinateBackend
+) -> None:
+    manager = queue.app.job_manager
+    ready = [f"resp_{uuid.uuid4().hex}" for _ in range(12)]
+    for response_id in ready:
+        await queue.submit(_job(response_id))
+    worker_id = await manager.register_worker()
+    running = [await manager.fetch_job([QUEUE], worker_id) for _ in range(5)]
+    # Two of the fetched jobs end: succeeded and failed (kept, not deleted).
+    await manager.finish_job(running[0], Status.SUCCEEDED, delete_job=False)
+    await manager.finish_job(running[1], Status.FAILED, delete_job=False)
+    # One waiting job is cancelled by its client.
+    listed = await manager.list_jobs_async(queue=QUEUE, status="todo")
+    assert await manager.cancel_job_by_id_async(listed[0].id)
+    # A retry due in an hour, and jobs of another queue, need no worker now.
+    await queue.app.configure_task(
+        TASK_NAME, lock="later", schedule_in={"hours": 1}
+    ).defer_async(response_id="resp_later")
+    for n in range(2):
+        await queue.app.configure_task(TASK_NAME, queue="someone_else").defer_async(
+            response_id=f"resp_other_{n}"
+        )
+
+    trigger = _trigger(base)
+    jobs = _metric(set_up_database, trigger["query"])
+
+    # 3 running (5 fetched, 2 ended) + 6 ready (12 - 5 fetched - 1 cancelled).
+    assert jobs == 9
+    target = float(trigger["targetQueryValue"])
+    # KEDA's HPA: ceil(metric / target) workers; 9 jobs at 8 per worker.
+    assert math.ceil(jobs / target) == 2
+
+
+async def test_running_jobs_alone_keep_their_workers(
+    base: Rendered, set_up_database: str, queue: ProcrastinateBackend
+) -> None:
+    # The scale-down hole this query closes: nothing waits, 17 jobs run on
+    # three workers. A query of waiting jobs only would say 0 workers.
+    manager = queue.app.job_manager
+    for _ in range(17):
+        await queue.submit(_job(f"resp_{uuid.uuid4().hex}"))
+    worker_id = await manager.register_worker()
+    for _ in range(17):
+        assert await manager.fetch_job([QUEUE], worker_id) is not None
+
+    trigger = _trigger(base)
+    jobs = _metric(set_up_database, trigger["query"])
+
+    assert jobs == 17
+    assert math.ceil(jobs / float(trigger["targetQueryValue"])) == 3
+
+
+def test_the_query_reads_the_queue_the_worker_drains(base: Rendered) -> None:
+    # The worker's concurrency is KEDA's per-worker target (test_rules), and
+    # the query names the queue `lgos worker` takes jobs from.
+    query = _trigger(base)["query"]
+    worker = container(base.get("Deployment", "lgos-worker"), "worker")
+
+    assert f"queue_name = '{QUEUE}'" in query
+    assert (
+        plain_env(base, worker)["LGOS_BACKGROUND_CONCURRENCY"]
+        == (_trigger(base)["targetQueryValue"])
+    )
