@@ -9,8 +9,10 @@ KEDA and Prometheus operator objects: the validators the
 ``@kubernetes-models`` npm packages generate from those projects' CRDs,
 pinned by deploy/tests/crd_validation/package-lock.json and installed by
 scripts/install-crd-validators.sh (``just test`` runs it). They check types,
-required fields and enums; like a CRD's own structural schema they ignore
-unknown fields, so a misspelt optional field is not caught there.
+required fields and enums but, like a CRD's structural schema, not unknown
+fields; for those the same packages' TypeScript types (generated from the
+same CRDs) go through ``tsc``: an object literal with a field its type lacks
+is a compile error, as ``kubectl apply``'s strict field validation refuses it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +32,13 @@ KUBERNETES_RELEASES = ("1.35", "1.37")
 """The oldest and the newest supported release (December 2026)."""
 CRD_VALIDATION = Path(__file__).parent / "crd_validation"
 CRD_GROUPS = frozenset({"keda.sh", "monitoring.coreos.com"})
+CRD_MODELS = {
+    "keda.sh/v1alpha1": "@kubernetes-models/keda/keda.sh/v1alpha1",
+    "monitoring.coreos.com/v1": (
+        "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1"
+    ),
+}
+"""Where the npm packages keep each API version's types (validate.mjs too)."""
 
 
 def _distinct(rendered: dict[str, Rendered], crd: bool) -> list[dict[str, Any]]:
@@ -69,15 +79,19 @@ def test_a_misspelt_field_fails_the_strict_validation() -> None:
         kubernetes_validate.validate(budget, KUBERNETES_RELEASES[0], strict=True)
 
 
-def _crd_verdicts(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _node() -> str:
     node = shutil.which("node")
     if node is None or not (CRD_VALIDATION / "node_modules").is_dir():
         raise RuntimeError(
             "the CRD validators are not installed: run "
             "`bash scripts/install-crd-validators.sh` (just test does)"
         )
+    return node
+
+
+def _crd_verdicts(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     result = subprocess.run(
-        [node, str(CRD_VALIDATION / "validate.mjs")],
+        [_node(), str(CRD_VALIDATION / "validate.mjs")],
         input=json.dumps(objects),
         capture_output=True,
         text=True,
@@ -87,6 +101,44 @@ def _crd_verdicts(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     )
     verdicts: list[dict[str, Any]] = json.loads(result.stdout)
     return verdicts
+
+
+def _unknown_fields(objects: list[dict[str, Any]]) -> str:
+    """``tsc``'s complaints about the objects as literals of their CRD types
+    (empty when every field is known)."""
+    lines = []
+    for n, obj in enumerate(objects):
+        module = f"{CRD_MODELS[obj['apiVersion']]}/{obj['kind']}"
+        lines.append(f'import type {{ I{obj["kind"]} as T{n} }} from "{module}";')
+        lines.append(f"export const o{n}: T{n} = {json.dumps(obj)};")
+    # Inside the folder, so the packages resolve; a fresh name per run.
+    source = CRD_VALIDATION / f"check-{uuid.uuid4().hex}.ts"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    try:
+        result = subprocess.run(
+            [
+                _node(),
+                str(CRD_VALIDATION / "node_modules" / "typescript" / "bin" / "tsc"),
+                "--noEmit",
+                "--strict",
+                "--skipLibCheck",
+                "--module",
+                "nodenext",
+                "--moduleResolution",
+                "nodenext",
+                "--target",
+                "es2022",
+                source.name,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=CRD_VALIDATION,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        source.unlink()
+    return result.stdout + result.stderr
 
 
 def test_every_keda_and_prometheus_operator_object_validates(
@@ -100,6 +152,31 @@ def test_every_keda_and_prometheus_operator_object_validates(
 
     failures = [v for v in verdicts if v["errors"]]
     assert not failures, failures
+    assert _unknown_fields(objects) == ""
+
+
+def test_an_unknown_field_in_a_custom_resource_is_caught() -> None:
+    scaled = {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": "x"},
+        "spec": {
+            "scaleTargetRef": {"name": "w"},
+            "triggers": [{"type": "postgresql", "metadata": {}}],
+            "minReplicas": 1,
+        },
+    }
+    monitor = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "PodMonitor",
+        "metadata": {"name": "x"},
+        "spec": {"selector": {}, "podMetricsEndpoints": [{"pathh": "/metrics"}]},
+    }
+
+    complaints = _unknown_fields([scaled, monitor])
+
+    assert "'\"minReplicas\"' does not exist" in complaints
+    assert "'\"pathh\"' does not exist" in complaints
 
 
 def test_the_crd_validators_refuse_a_wrong_type() -> None:
@@ -124,12 +201,13 @@ def test_the_crd_validators_refuse_a_wrong_type() -> None:
 def test_the_crd_validators_are_pinned_with_their_licences() -> None:
     lock = json.loads((CRD_VALIDATION / "package-lock.json").read_text())
     packages = lock["packages"]
-    for name, version in (
-        ("@kubernetes-models/keda", "2.0.0"),
-        ("@kubernetes-models/prometheus-operator", "6.0.0"),
+    for name, version, licence in (
+        ("@kubernetes-models/keda", "2.0.0", "MIT"),
+        ("@kubernetes-models/prometheus-operator", "6.0.0", "MIT"),
+        ("typescript", "5.9.3", "Apache-2.0"),
     ):
         entry = packages[f"node_modules/{name}"]
         assert entry["version"] == version
-        assert entry["license"] == "MIT"
+        assert entry["license"] == licence
         assert entry["integrity"].startswith("sha512-")
     assert (REPO_ROOT / "scripts" / "install-crd-validators.sh").is_file()
