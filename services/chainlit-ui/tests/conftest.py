@@ -19,11 +19,12 @@ from lgos_chainlit.conversation import Conversation
 from lgos_chainlit.files import FilesClient
 from lgos_testkit import FilesApi, ThreadServer, files_api_on_seaweedfs
 from openai import AsyncOpenAI
-from ui_lgos_app import FilesAccess, Recorder, create_app
+from ui_lgos_app import FilesAccess, Hold, Recorder, create_app
 from ui_support import (
     FILES_BUCKET,
     GRAPH_FILES_KEY,
     UI_FILES_KEY,
+    start_ui,
 )
 
 ConversationFactory = Callable[..., Awaitable[Conversation]]
@@ -38,6 +39,7 @@ def anyio_backend() -> str:
 class LgosServer:
     base_url: str
     recorder: Recorder
+    hold: Hold
 
 
 @pytest.fixture(scope="session")
@@ -52,10 +54,29 @@ def files_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FilesApi]
 
 @pytest.fixture(scope="session")
 def lgos(files_server: FilesApi) -> Iterator[LgosServer]:
-    recorder = Recorder()
+    recorder, hold = Recorder(), Hold()
     files = FilesAccess(url=files_server.openai_url, key=GRAPH_FILES_KEY)
-    with ThreadServer(create_app(files, recorder)) as server:
-        yield LgosServer(base_url=f"{server.url}/v1", recorder=recorder)
+    with ThreadServer(create_app(files, recorder, hold)) as server:
+        yield LgosServer(base_url=f"{server.url}/v1", recorder=recorder, hold=hold)
+
+
+@pytest.fixture
+def hold(lgos: LgosServer) -> Iterator[Hold]:
+    """The ``held`` graph's gate, closed; opened after the test (a run the
+    test left held ends)."""
+    lgos.hold.reset()
+    yield lgos.hold
+    lgos.hold.release()
+
+
+@pytest.fixture
+def ui(
+    lgos: LgosServer, files_server: FilesApi, tmp_path: Path
+) -> Iterator[tuple[str, Path, Path]]:
+    """The Chainlit app (``lgos-chainlit``) against the LGOS server:
+    (base URL, home, cwd)."""
+    with start_ui(lgos.base_url, files_server.openai_url, tmp_path) as started:
+        yield started
 
 
 @pytest.fixture

@@ -3,50 +3,13 @@ as a subprocess on a free loopback port, against the real LGOS server."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
 from lgos_chainlit.cli import APP, chainlit_command, main, prepare_home
-from lgos_testkit import free_port, running
-
-
-@contextlib.contextmanager
-def start_ui(lgos, files_server, tmp_path, **extra_env):
-    """The UI started by its console command; yields (base URL, home, cwd)."""
-    port = free_port()
-    home, cwd = tmp_path / "home", tmp_path / "cwd"
-    cwd.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LGOS_CHAINLIT_")}
-    env |= {
-        "LGOS_CHAINLIT_HOME": str(home),
-        "LGOS_CHAINLIT_CATALOG": "lgos",
-        "LGOS_CHAINLIT_GATEWAY_URL": lgos.base_url,
-        "LGOS_CHAINLIT_FILES_URL": files_server.openai_url,
-        **extra_env,
-    }
-    env.pop("CHAINLIT_AUTH_SECRET", None)
-    url = f"http://127.0.0.1:{port}"
-    with running(
-        [sys.executable, "-m", "lgos_chainlit", "--port", str(port)],
-        log=tmp_path / "ui.log",
-        name="the Chainlit UI",
-        env=env,
-        cwd=cwd,
-        health_url=url,
-        stop_timeout=15,
-    ):
-        yield url, home, cwd
-
-
-@pytest.fixture
-def ui(lgos, files_server, tmp_path):
-    with start_ui(lgos, files_server, tmp_path) as started:
-        yield started
+from ui_support import start_ui
 
 
 def test_the_ui_serves_its_page_and_one_profile_per_graph(ui):
@@ -107,7 +70,9 @@ def test_without_users_each_browser_is_a_guest_with_its_own_history(ui):
 
 
 def test_with_history_off_there_is_no_sign_in(lgos, files_server, tmp_path):
-    with start_ui(lgos, files_server, tmp_path, LGOS_CHAINLIT_HISTORY="false") as ui:
+    with start_ui(
+        lgos.base_url, files_server.openai_url, tmp_path, LGOS_CHAINLIT_HISTORY="false"
+    ) as ui:
         url, home, _ = ui
         auth = httpx.get(f"{url}/auth/config", timeout=10).json()
         settings = httpx.get(f"{url}/project/settings", timeout=10)
@@ -121,7 +86,9 @@ def test_with_users_the_ui_asks_for_login_and_keeps_history(
     lgos, files_server, tmp_path
 ):
     users = json.dumps({"alice": "wonderland"})
-    with start_ui(lgos, files_server, tmp_path, LGOS_CHAINLIT_USERS=users) as started:
+    with start_ui(
+        lgos.base_url, files_server.openai_url, tmp_path, LGOS_CHAINLIT_USERS=users
+    ) as started:
         url, home, _ = started
         auth = httpx.get(f"{url}/auth/config", timeout=10).json()
         refused = httpx.post(

@@ -22,6 +22,9 @@ Every graph answers through ``ScriptedChatModel`` so tokens really stream:
   streamed slowly (``slow`` in the message: very slowly, to be cancelled);
   ``fail`` in the message makes the graph raise.
 * ``refund_later``: ``refund`` with background runs.
+* ``held``: a commentary status and the first words of its answer, then it
+  waits until the test releases its ``Hold`` (a turn kept running for as
+  long as the test needs), then the rest of the answer.
 
 Every ``POST /v1/responses`` body is recorded in ``Recorder.bodies``.
 """
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -337,7 +341,69 @@ def background_graph() -> Any:
     return _one_node(agent)
 
 
-def build_registry(files: FilesAccess) -> GraphRegistry:
+HELD_PROGRESS = "Holding the answer"
+HELD_START = "The held answer begins here"
+HELD_END = " and ends once the test lets it go."
+
+
+class Hold:
+    """The gate the ``held`` graph waits at, opened by the test.
+
+    The graph runs on the server's event loop (another thread): it arms an
+    ``asyncio.Event`` there and waits; ``release`` sets it from the test's
+    thread. ``cancelled`` tells that a held run was cancelled at the gate
+    (its client went away: a stopped answer)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._gate: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
+        self._released = False
+        self.reached = threading.Event()
+        self.cancelled = threading.Event()
+
+    def reset(self) -> None:
+        with self._lock:
+            self._gate, self._released = None, False
+        self.reached.clear()
+        self.cancelled.clear()
+
+    def release(self) -> None:
+        with self._lock:
+            self._released = True
+            gate = self._gate
+        if gate is not None:
+            loop, event = gate
+            loop.call_soon_threadsafe(event.set)
+
+    async def wait(self) -> None:
+        event = asyncio.Event()
+        with self._lock:
+            self._gate = (asyncio.get_running_loop(), event)
+            if self._released:
+                event.set()
+        self.reached.set()
+        try:
+            await event.wait()
+        except asyncio.CancelledError:
+            self.cancelled.set()
+            raise
+
+
+def held_graph(hold: Hold) -> Any:
+    async def agent(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        get_stream_writer()(status_event(HELD_PROGRESS))
+        # Two model calls stream the answer's halves; the answer is one message.
+        start = ScriptedChatModel(responder=lambda _: HELD_START)
+        first = await start.ainvoke(state["messages"])
+        await hold.wait()
+        end = ScriptedChatModel(responder=lambda _: HELD_END)
+        last = await end.ainvoke(state["messages"])
+        return {"messages": [AIMessage(content=first.text + last.text)]}
+
+    return _one_node(agent)
+
+
+def build_registry(files: FilesAccess, hold: Hold | None = None) -> GraphRegistry:
     saver = InMemorySaver()
     events = frozenset({GraphFeature.CLIENT_EVENTS})
 
@@ -409,6 +475,11 @@ def build_registry(files: FilesAccess) -> GraphRegistry:
             "plain": GraphConfig(
                 graph=scripted_graph(AIMessage("Plain answer.")), description="Plain."
             ),
+            "held": GraphConfig(
+                graph=held_graph(hold or Hold()),
+                description="Answers once the test lets it.",
+                features=events,
+            ),
         }
     )
 
@@ -444,7 +515,8 @@ class RecordResponses:
         await self.app(scope, replay, send)
 
 
-def create_app(files: FilesAccess, recorder: Recorder) -> Any:
+def create_app(files: FilesAccess, recorder: Recorder, hold: Hold | None = None) -> Any:
     app = FastAPI()
-    LanggraphOpenaiServe(graphs=build_registry(files), app=app).bind_openai_api()
+    registry = build_registry(files, hold)
+    LanggraphOpenaiServe(graphs=registry, app=app).bind_openai_api()
     return RecordResponses(app, recorder)

@@ -1,18 +1,22 @@
 """What the UI's tests share beyond ``lgos_testkit``: the keys of the test
-stack, stream collectors and an HTTP transport that records, cuts or
-rewrites the UI's stream requests."""
+stack, the app started by its command, stream collectors and an HTTP
+transport that records, cuts or rewrites the UI's stream requests."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+import os
+import sys
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
 from lgos_chainlit.catalog import LgosCatalog
 from lgos_chainlit.chats import ChatState, ChatStore
 from lgos_chainlit.conversation import Conversation
+from lgos_testkit import free_port, running
 from openai import AsyncOpenAI
 
 T = TypeVar("T")
@@ -21,6 +25,37 @@ UI_FILES_KEY = "sk-ui-test"
 GRAPH_FILES_KEY = "sk-graph-test"
 FILES_BUCKET = "lgos-chainlit-test"
 LITELLM_MASTER_KEY = "sk-ui-test-master"
+
+
+@contextlib.contextmanager
+def start_ui(
+    gateway_url: str, files_url: str, directory: Path, **extra_env: str
+) -> Iterator[tuple[str, Path, Path]]:
+    """The UI started by its console command against LGOS directly (its
+    catalog too); yields (base URL, home, cwd)."""
+    port = free_port()
+    home, cwd = directory / "home", directory / "cwd"
+    cwd.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LGOS_CHAINLIT_")}
+    env |= {
+        "LGOS_CHAINLIT_HOME": str(home),
+        "LGOS_CHAINLIT_CATALOG": "lgos",
+        "LGOS_CHAINLIT_GATEWAY_URL": gateway_url,
+        "LGOS_CHAINLIT_FILES_URL": files_url,
+        **extra_env,
+    }
+    env.pop("CHAINLIT_AUTH_SECRET", None)
+    url = f"http://127.0.0.1:{port}"
+    with running(
+        [sys.executable, "-m", "lgos_chainlit", "--port", str(port)],
+        log=directory / "ui.log",
+        name="the Chainlit UI",
+        env=env,
+        cwd=cwd,
+        health_url=url,
+        stop_timeout=15,
+    ):
+        yield url, home, cwd
 
 
 async def collect(events: AsyncIterator[T]) -> list[T]:

@@ -10,14 +10,17 @@ to them and keeps one ``Conversation`` in each Chainlit user session.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import secrets
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import chainlit as cl
 from chainlit.config import config as chainlit_config
+from chainlit.data import get_data_layer
 from chainlit.input_widget import (
     InputWidget,
     NumberInput,
@@ -26,14 +29,16 @@ from chainlit.input_widget import (
     Switch,
     TextInput,
 )
+from chainlit.session import WebsocketSession
 
 from lgos_chainlit.catalog import LIMITED_NOTICE, CatalogError
 from lgos_chainlit.config import UIConfig
 from lgos_chainlit.conversation import Attachment, Conversation
 from lgos_chainlit.datalayer import FileDataLayer
-from lgos_chainlit.events import Notice
+from lgos_chainlit.events import Notice, UIEvent
 from lgos_chainlit.follower_tasks import Followers
 from lgos_chainlit.limits import accept_socket_frames, oversized_message
+from lgos_chainlit.presentation import STILL_ANSWERING
 from lgos_chainlit.runtime_settings import (
     SettingField,
     SettingsError,
@@ -197,6 +202,13 @@ def _followers() -> Followers:
     return followers
 
 
+def _socket_session() -> WebsocketSession:
+    session = cl.context.session
+    if not isinstance(session, WebsocketSession):
+        raise RuntimeError("a chat runs over a websocket session")
+    return session
+
+
 def _widget(field: SettingField, value: Any) -> InputWidget:
     common: dict[str, Any] = {
         "id": SETTING_PREFIX + field.name,
@@ -264,7 +276,48 @@ async def on_chat_start() -> None:
 async def on_chat_resume(thread: Any) -> None:
     # Only with a Chainlit data layer and a user (a login or a guest); the
     # ledger is ours either way.
-    await _open(str(thread["id"]))
+    thread_id = str(thread["id"])
+    # Chainlit sends ``thread`` to the page once this returns; it was read
+    # before, and a turn may have ended (and saved its answer) since. The
+    # history as saved now, and a running turn as it shows now, are taken
+    # together, with no await between (see ``live_turns``).
+    layer = get_data_layer()
+    saved = layer.steps_now(thread_id) if isinstance(layer, FileDataLayer) else None
+    if saved is not None:
+        thread["steps"] = saved
+    live = services().turns.get(thread_id)
+    if live is None:
+        await _open(thread_id)
+        return
+    page = live.show_to(_socket_session().emit)
+    chat: Conversation = live.conversation
+    cl.user_session.set("conversation", chat)
+    await _send_settings(chat)
+    # The held events go to the page once Chainlit has sent it the history
+    # (that ends this connection's handler, the current task).
+    handler = asyncio.current_task()
+    assert handler is not None
+    _followers().start(page.join(after=handler))
+
+
+@cl.on_stop
+async def on_stop() -> None:
+    """The stop button stops the chat's running turn, also one this page
+    joined after a reload (Chainlit stops only its own session's task)."""
+    turns = services().turns
+    live = turns.get(cl.context.session.thread_id)
+    if live is not None:
+        turns.forget(live)  # a page opened from now on shows it stopped
+        live.stop()
+
+
+async def _answer_turn(chat: Conversation, events: AsyncIterator[UIEvent]) -> None:
+    """Show a turn's events; while it runs, a reloaded page of the chat
+    joins it (``on_chat_resume``)."""
+    view = TurnView()
+    session = _socket_session()
+    with services().turns.running(chat.state.thread_id, chat, session, view):
+        await view.render(events, _followers())
 
 
 @cl.on_chat_end
@@ -309,12 +362,20 @@ async def on_message(message: cl.Message) -> None:
     if oversized is not None:
         await notify(oversized)
         return
+    live = services().turns.get(chat.state.thread_id)
+    if live is not None:
+        # Sent from a page that joined a turn still being answered: not
+        # sent; the page shows the turn running (its stop button) until it
+        # ends, as Chainlit ends a page's "running" with its handler.
+        await notify(Notice("warning", STILL_ANSWERING))
+        await live.ended()
+        return
     pending = chat.state.pending
     prompt = pending.next_prompt() if pending is not None else None
     if prompt is not None:
         await clear_question()
-        await TurnView().render(
-            chat.answer(prompt.call_id, message.content, typed=True), _followers()
+        await _answer_turn(
+            chat, chat.answer(prompt.call_id, message.content, typed=True)
         )
         return
     attachments = [
@@ -322,7 +383,7 @@ async def on_message(message: cl.Message) -> None:
         for element in message.elements or []
         if element.path
     ]
-    await TurnView().render(chat.send(message.content, attachments), _followers())
+    await _answer_turn(chat, chat.send(message.content, attachments))
 
 
 @cl.action_callback(INTERRUPT_ACTION)
@@ -333,9 +394,8 @@ async def on_interrupt_choice(action: cl.Action) -> None:
     payload = action.payload
     await clear_question()
     await record_choice(str(payload.get("answer")))
-    await TurnView().render(
-        chat.answer(str(payload.get("call_id")), str(payload.get("answer"))),
-        _followers(),
+    await _answer_turn(
+        chat, chat.answer(str(payload.get("call_id")), str(payload.get("answer")))
     )
 
 
@@ -350,4 +410,4 @@ async def on_cancel_background(action: cl.Action) -> None:
         await notify(Notice("info", "That background run has already ended."))
         return
     # The follower task reports the cancelled run.
-    await TurnView().render(chat.cancel(), _followers())
+    await _answer_turn(chat, chat.cancel())

@@ -134,6 +134,12 @@ class FileDataLayer(BaseDataLayer):
         record = self.files.get_thread(thread_id)
         return _thread(record) if record else None
 
+    def steps_now(self, thread_id: str) -> list[StepDict] | None:
+        """The thread's steps as saved at this moment (read without an
+        await, so nothing can be saved meanwhile)."""
+        record = self.files.get_thread(thread_id)
+        return _thread(record)["steps"] if record else None
+
     async def update_thread(
         self,
         thread_id: str,

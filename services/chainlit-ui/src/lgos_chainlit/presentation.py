@@ -13,6 +13,10 @@ from urllib.parse import urlsplit
 from lgos_chainlit.events import CitationAdded, TurnFinished
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()<>#+\-.!|~])")
+STILL_ANSWERING = (
+    "The answer to the last message is still coming: wait for it, or stop it."
+)
+"""Said to a message sent from a reloaded page while the chat's turn runs."""
 INCOMPLETE_REASONS = {
     "max_output_tokens": "the answer hit its length limit",
     "content_filter": "a content filter stopped the answer",

@@ -11,6 +11,7 @@ from lgos_chainlit.catalog import Catalog, LgosCatalog, LiteLLMCatalog
 from lgos_chainlit.chats import ChatStore
 from lgos_chainlit.config import UIConfig
 from lgos_chainlit.files import FilesClient
+from lgos_chainlit.live_turns import LiveTurns
 
 
 @dataclass(frozen=True)
@@ -24,6 +25,8 @@ class Services:
     files: FilesClient | None
     """``None`` when no Files API is configured (no attachments, no display_file)."""
     store: ChatStore
+    turns: LiveTurns
+    """The turns this process is answering, by chat (a reloaded page joins)."""
 
 
 def build_services(config: UIConfig) -> Services:
@@ -51,5 +54,11 @@ def build_services(config: UIConfig) -> Services:
         )
         files = FilesClient(files_sdk, max_download_bytes=config.MAX_DISPLAY_BYTES)
     return Services(
-        config, gateway, follow, catalog, files, ChatStore(config.chats_dir)
+        config,
+        gateway,
+        follow,
+        catalog,
+        files,
+        ChatStore(config.chats_dir),
+        LiveTurns(),
     )

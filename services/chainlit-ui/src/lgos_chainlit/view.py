@@ -23,9 +23,11 @@ imports Chainlit).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import uuid
 from collections.abc import AsyncIterator
+from typing import Any
 
 import chainlit as cl
 from chainlit.utils import utc_now
@@ -91,16 +93,33 @@ class TurnView:
                 if followers is not None and isinstance(event, BackgroundStarted):
                     followers.start(self._carry_on(events))
                     return
-        except BaseException:
+        except BaseException as exc:
             # Stopped (or showing failed): this task ends the turn's streams
-            # now; a background run goes on.
+            # now; a background run goes on (and is picked up again).
+            stopped = isinstance(exc, asyncio.CancelledError) and self._running is None
             with contextlib.suppress(Exception):
                 await _close(events)
                 await self._drop_cancel_button()
                 await self._progress.end()
+                if stopped:
+                    await self._keep_stopped_answer()
             raise
         await self._drop_cancel_button()
         await self._finish_answer(None)
+
+    async def _keep_stopped_answer(self) -> None:
+        """A stopped answer stays as far as it came (saved in the history,
+        so a reloaded page shows it stopped too)."""
+        if self._answer is not None and self._answer.content:
+            answer, self._answer = self._answer, None
+            await answer.send()
+
+    def on_screen(self) -> list[dict[str, Any]]:
+        """What this turn shows now that the chat's history may lack (step
+        dicts): the running progress step and the answer so far are saved
+        only when they end."""
+        shown: list[Any] = [self._progress.step, *self._steps.values(), self._answer]
+        return [dict(item.to_dict()) for item in shown if item is not None]
 
     async def _carry_on(self, events: AsyncIterator[UIEvent]) -> None:
         """The rest of a turn whose background run is followed in a task (if
@@ -202,6 +221,11 @@ class _Progress:
     def __init__(self) -> None:
         self._step: cl.Step | None = None
         self._lines: dict[str, str] = {}
+
+    @property
+    def step(self) -> cl.Step | None:
+        """The step while its request runs."""
+        return self._step
 
     async def start_line(self, item_id: str) -> None:
         if self._step is None:
