@@ -1,6 +1,7 @@
 """Chainlit keeps each browser's chats with no login: a chat survives a
 reload and a closed tab, listed in the sidebar; another browser (another
-guest) does not see it."""
+guest) does not see it. A page reloaded while the answer comes shows the
+rest of it as it comes."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from playwright.sync_api import Browser, BrowserContext, expect
 
 QUESTION = "How are files stored, for my notes?"
 ANSWER = "Here is what I found"
+USAGE = re.compile(r"\d+ in · \d+ out tokens")
+STEPS = 10
+"""The demos' ``background`` graph at its most steps (1.5 s each): time
+enough to reload the page mid-turn on a busy machine."""
 
 
 def test_a_chat_is_kept_and_listed_after_a_reload_and_a_closed_tab(
@@ -43,3 +48,29 @@ def test_a_chat_is_kept_and_listed_after_a_reload_and_a_closed_tab(
         expect(other.past_chats.get_by_text(QUESTION)).to_have_count(0)
     finally:
         stranger.close()
+
+
+def test_a_page_reloaded_mid_answer_shows_the_rest_as_it_comes(
+    chainlit: ChainlitPage,
+):
+    # A foreground turn ("Run in background" stays off) of 10 steps.
+    chainlit.pick_graph("lgos/background")
+    dialog = chainlit.open_settings()
+    chainlit.set_slider_to_maximum(dialog, "setting:steps")
+    chainlit.confirm_settings(dialog)
+    chainlit.send("Prepare the yearly report")
+    expect(chainlit.progress_steps.get_by_text(f"Step 1/{STEPS}")).to_be_visible()
+
+    chainlit.page.reload()
+
+    # Still running on the reloaded page (its stop button), then the rest of
+    # the steps and the answer arrive without another reload.
+    expect(chainlit.stop_button).to_be_visible()
+    expect(chainlit.user_messages.filter(has_text="yearly report")).to_be_visible()
+    progress = chainlit.progress_steps
+    expect(progress.get_by_text(f"Step {STEPS}/{STEPS}")).to_be_visible()
+    answer = chainlit.answer_containing(f"finished after {STEPS} steps")
+    expect(answer).to_contain_text(USAGE)
+    expect(chainlit.stop_button).to_have_count(0)
+    expect(progress).to_have_count(1)
+    expect(chainlit.answers).to_have_count(1)

@@ -197,5 +197,15 @@ class ChainlitPage:
         self.page.locator(f'[id="{setting_id}"]').click()
         self.page.get_by_role("option", name=option, exact=True).click()
 
+    @property
+    def stop_button(self) -> Locator:
+        """Chainlit's stop button: shown while the chat's turn runs."""
+        return self.page.locator("#stop-button")
+
+    def set_slider_to_maximum(self, dialog: Locator, setting_id: str) -> None:
+        """Move the slider ``setting_id`` of the open settings dialog to its
+        maximum (its End key)."""
+        dialog.locator(f'[id="{setting_id}"]').get_by_role("slider").press("End")
+
     def button(self, label: str) -> Locator:
         return self.page.get_by_role("button", name=label, exact=True)
