@@ -25,6 +25,7 @@ from langgraph_openai_serve.background.retention import delete_expired
 from langgraph_openai_serve.background.worker import run_worker
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.logs import configure_logging
+from langgraph_openai_serve.operations.health_port import HealthPortError
 from langgraph_openai_serve.server import LanggraphOpenaiServe, postgres_background
 from langgraph_openai_serve.settings import Settings
 
@@ -136,6 +137,12 @@ def _parser() -> argparse.ArgumentParser:
         "worker", help="run background Responses from the PostgreSQL queue"
     )
     worker.add_argument("--registry", help="module:attribute of a GraphRegistry")
+    worker.add_argument(
+        "--health-port",
+        type=int,
+        help="serve /health/live and /health/ready on this port "
+        "(LGOS_WORKER_HEALTH_PORT)",
+    )
     commands.add_parser(
         "db-setup",
         help="create or migrate the response tables (before API and workers)",
@@ -159,8 +166,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.command == "worker":
         if args.registry:
             os.environ["LGOS_REGISTRY"] = args.registry
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(run_worker(_bound_server()))
+        if args.health_port is not None:
+            os.environ["LGOS_WORKER_HEALTH_PORT"] = str(args.health_port)
+        try:
+            with contextlib.suppress(KeyboardInterrupt):
+                asyncio.run(run_worker(_bound_server()))
+        except HealthPortError as exc:
+            sys.stderr.write(f"lgos worker: {exc}\n")
+            raise SystemExit(1) from None
         return
     # Workers are separate processes that build their app from the
     # environment, so flags travel as LGOS_* variables.

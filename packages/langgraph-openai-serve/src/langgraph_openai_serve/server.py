@@ -19,6 +19,7 @@ from starlette.routing import Mount
 from langgraph_openai_serve.background.build import (
     conversation_store,
     postgres_background,
+    readiness_checks,
     response_store,
 )
 from langgraph_openai_serve.background.memory import (
@@ -58,6 +59,9 @@ from langgraph_openai_serve.openai.state import (
     no_callbacks,
 )
 from langgraph_openai_serve.openai.tenancy import scope_resolver
+from langgraph_openai_serve.operations import routes as operations_routes
+from langgraph_openai_serve.operations.lifecycle import Lifecycle
+from langgraph_openai_serve.operations.readiness import Readiness
 from langgraph_openai_serve.settings import Settings, normalize_prefix
 
 __all__ = ["LanggraphOpenaiServe", "postgres_background"]
@@ -75,6 +79,12 @@ class LanggraphOpenaiServe:
     factories are resolved, and configuration errors raised, at startup.
     ``checkpoint_scope`` defaults to ``LGOS_CHECKPOINT_SCOPE``: unset, each
     API key's principal is its own scope (``openai/tenancy.py``).
+
+    The host app also gets the operations routes outside the prefix
+    (``GET /health/live``, ``GET /health/ready``; ``operations/routes.py``),
+    whose readiness follows ``lifecycle``: ``lgos serve`` drains it on
+    SIGTERM; an application running its own server may call
+    ``lifecycle.drain()`` and ``lifecycle.stop()`` itself.
     """
 
     def __init__(
@@ -98,6 +108,8 @@ class LanggraphOpenaiServe:
             self.settings.CHECKPOINT_SCOPE
         )
         self._openai_app: FastAPI | None = None
+        self.lifecycle = Lifecycle()
+        """Starting, serving, draining or stopped: what ``/health/ready`` says."""
         # Background Responses default to this process (memory store, tasks).
         self.response_store = response_store
         self.background_backend = background_backend
@@ -154,6 +166,13 @@ class LanggraphOpenaiServe:
         )
         install_error_handlers(
             openai_app, [route for router in routers for route in router.routes]
+        )
+        operations_routes.install(
+            self.app,
+            Readiness(
+                self.lifecycle,
+                readiness_checks(responses, openai_app.state.lgos.background),
+            ),
         )
         # Added last = outermost: CORS answers preflights before auth runs.
         openai_app.add_middleware(
@@ -231,10 +250,12 @@ class LanggraphOpenaiServe:
         host_lifespan = self.app.router.lifespan_context
         registry = self.graph_registry
         retention = self.settings.RESPONSE_RETENTION
+        lifecycle = self.lifecycle
 
         @asynccontextmanager
         async def lifespan(app: Any) -> AsyncIterator[Any]:
             await registry.resolve_all()
+            lifecycle.start()
             sweeper = (
                 asyncio.create_task(sweep_forever(responses, retention))
                 if responses is not None
@@ -245,6 +266,7 @@ class LanggraphOpenaiServe:
                 async with context as state:
                     yield state
             finally:
+                lifecycle.stop()
                 if sweeper is not None:
                     sweeper.cancel()
                     with contextlib.suppress(asyncio.CancelledError):

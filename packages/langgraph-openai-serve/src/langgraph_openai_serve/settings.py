@@ -92,6 +92,13 @@ class Settings(BaseSettings):
     WORKER_STALLED_CHECK_INTERVAL: float = Field(default=10.0, gt=0)
     """Seconds between two sweeps for jobs of dead workers; a lost job runs
     again within about ``WORKER_STALLED_TIMEOUT`` plus this."""
+    WORKER_HEALTH_PORT: int | None = Field(default=None, ge=0, le=65535)
+    """Port on which ``lgos worker`` serves ``/health/live`` and
+    ``/health/ready`` (ready: registered in the queue, heartbeating, not
+    stopping). Unset: no HTTP server."""
+    WORKER_HEALTH_HOST: str = "127.0.0.1"
+    """Interface of the worker's health port (``0.0.0.0`` for probes from
+    outside the machine or container)."""
 
     BATCH_FILES_URL: str | None = None
     """The OpenAI-compatible Files API batches read their input from and
@@ -130,9 +137,9 @@ class Settings(BaseSettings):
     def _prefix(cls, value: str) -> str:
         return normalize_prefix(value)
 
-    @field_validator("RESPONSE_STORE", mode="before")
+    @field_validator("RESPONSE_STORE", "WORKER_HEALTH_PORT", mode="before")
     @classmethod
-    def _response_store(cls, value: Any) -> Any:
+    def _empty_is_unset(cls, value: Any) -> Any:
         return None if value == "" else value
 
     @field_validator("BATCH_COMPLETION_WINDOW")

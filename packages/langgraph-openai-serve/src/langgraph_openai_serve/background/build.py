@@ -17,6 +17,7 @@ from langgraph_openai_serve.conversations.memory import InMemoryConversationStor
 from langgraph_openai_serve.conversations.protocol import ConversationStore
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.openai.state import BackgroundRuntime
+from langgraph_openai_serve.operations.readiness import Check
 from langgraph_openai_serve.settings import Settings
 
 
@@ -105,3 +106,20 @@ def postgres_background(
         max_attempts=settings.BACKGROUND_MAX_ATTEMPTS,
         checkpointer_factory=lambda: AsyncPostgresSaver(pool),
     )
+
+
+def readiness_checks(
+    responses: ResponseStore | None, background: BackgroundRuntime | None
+) -> dict[str, Check]:
+    """What ``/health/ready`` checks of the stores and queue in use:
+    PostgreSQL (answers, has LGOS's tables) and the queue (has its own)."""
+    from langgraph_openai_serve.background.postgres.queue import ProcrastinateBackend
+    from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
+
+    checks: dict[str, Check] = {}
+    store = responses or (background.store if background is not None else None)
+    if isinstance(store, PostgresResponseStore):
+        checks["postgres"] = store.check
+    if background is not None and isinstance(background.backend, ProcrastinateBackend):
+        checks["queue"] = background.backend.check
+    return checks

@@ -26,13 +26,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langgraph_openai_serve.background.protocol import (
     BackgroundJob,
     Executor,
     ResponseStore,
 )
+from langgraph_openai_serve.operations.readiness import NotReady
+
+if TYPE_CHECKING:
+    from langgraph_openai_serve.background.postgres.queue_worker import QueueWorker
 
 TASK_NAME = "lgos.run_background_response"
 QUEUE = "lgos_background"
@@ -61,7 +65,7 @@ def _retry_strategy() -> Any:
 
 
 class ProcrastinateBackend:
-    """Defers jobs to procrastinate; ``run_worker`` executes them."""
+    """Defers jobs to procrastinate; its ``worker()`` executes them."""
 
     def __init__(
         self,
@@ -108,6 +112,12 @@ class ProcrastinateBackend:
     async def start(self, executor: Executor) -> None:
         self._executor = executor
         await self._open()
+
+    async def check(self) -> None:
+        """Readiness: the queue's database answers and has its tables."""
+        await self._open()
+        if not await self.app.check_connection_async():
+            raise NotReady("the queue's tables are missing: run lgos db-setup")
 
     async def _open(self) -> None:
         if not self._opened:
@@ -172,34 +182,30 @@ class ProcrastinateBackend:
                 return False
         return True
 
-    async def run_worker(
+    def worker(
         self,
-        executor: Executor,
         *,
         concurrency: int = 4,
         shutdown_timeout: float = 25.0,
         heartbeat_interval: float = 5.0,
         stalled_check_interval: float = 10.0,
-    ) -> None:
-        """Execute jobs until SIGTERM/SIGINT (``lgos worker``), then drain."""
-        await self.start(executor)
-        sweeper = asyncio.create_task(self._sweep_forever(stalled_check_interval))
-        try:
-            await self.app.run_worker_async(
-                queues=[QUEUE],
-                concurrency=concurrency,
-                install_signal_handlers=True,
-                shutdown_graceful_timeout=shutdown_timeout,
-                update_heartbeat_interval=heartbeat_interval,
-                stalled_worker_timeout=self.stalled_timeout,
-                delete_jobs="successful",
-            )
-        finally:
-            sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
+    ) -> QueueWorker:
+        """A worker of this queue (``lgos worker``); ``start`` the backend
+        with the executor before running it."""
+        from langgraph_openai_serve.background.postgres.queue_worker import (
+            QueueWorker,
+        )
 
-    async def _sweep_forever(self, interval: float) -> None:
+        return QueueWorker(
+            self,
+            concurrency=concurrency,
+            shutdown_timeout=shutdown_timeout,
+            heartbeat_interval=heartbeat_interval,
+            stalled_check_interval=stalled_check_interval,
+        )
+
+    async def sweep_forever(self, interval: float) -> None:
+        """Retry stalled jobs every ``interval`` seconds until cancelled."""
         while True:
             try:
                 await self.retry_stalled_jobs()

@@ -40,6 +40,7 @@ from langgraph_openai_serve.background.protocol import (
     StoredTurn,
 )
 from langgraph_openai_serve.graph.errors import RunBusyError
+from langgraph_openai_serve.operations.readiness import NotReady
 
 _dumps = json.JSONEncoder(separators=(",", ":")).encode
 
@@ -78,6 +79,16 @@ class PostgresResponseStore:
         """A pooled connection (``async with``), opening the pool on first use;
         the Conversations store shares it."""
         return await self._connection()
+
+    async def check(self) -> None:
+        """Readiness: the database answers and has the store's tables."""
+        async with await self._connection() as conn:
+            cursor = await conn.execute(
+                "SELECT to_regclass('lgos_background_responses') IS NOT NULL AS ok"
+            )
+            row = await cursor.fetchone()
+        if row is None or not row["ok"]:
+            raise NotReady("the response tables are missing: run lgos db-setup")
 
     async def setup(self) -> None:
         """Create the tables (idempotent)."""

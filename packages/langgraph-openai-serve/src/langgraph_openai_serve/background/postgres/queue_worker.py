@@ -1,0 +1,95 @@
+"""One ``lgos worker``'s run of the procrastinate queue, and its health.
+
+``QueueWorker`` runs procrastinate's worker and the stalled-job sweeper
+until ``stop()`` (the process's signal handler calls it); ``check()`` is
+the worker's readiness: registered in the queue and heartbeating, as the
+other workers see it (a heartbeat older than the stalled timeout makes them
+run its jobs again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from langgraph_openai_serve.background.postgres.queue import QUEUE
+from langgraph_openai_serve.operations.readiness import NotReady
+
+if TYPE_CHECKING:
+    from langgraph_openai_serve.background.postgres.queue import ProcrastinateBackend
+
+_HEARTBEAT_AGE = (
+    "SELECT extract(epoch FROM now() - last_heartbeat) AS age "
+    "FROM procrastinate_workers WHERE id = %(worker_id)s"
+)
+
+
+class QueueWorker:
+    """Executes jobs of ``backend``'s queue from ``run()`` until ``stop()``."""
+
+    def __init__(
+        self,
+        backend: ProcrastinateBackend,
+        *,
+        concurrency: int,
+        shutdown_timeout: float,
+        heartbeat_interval: float,
+        stalled_check_interval: float,
+    ) -> None:
+        from procrastinate.worker import Worker
+
+        self.backend = backend
+        self.stalled_check_interval = stalled_check_interval
+        self._worker = Worker(
+            app=backend.app,
+            queues=[QUEUE],
+            concurrency=concurrency,
+            # The process handles SIGTERM and SIGINT itself (``stop``), so it
+            # can turn not-ready before the worker stops taking jobs.
+            install_signal_handlers=False,
+            shutdown_graceful_timeout=shutdown_timeout,
+            update_heartbeat_interval=heartbeat_interval,
+            stalled_worker_timeout=backend.stalled_timeout,
+            delete_jobs="successful",
+        )
+        self._stop_requested = False
+
+    async def run(self) -> None:
+        """Take and run jobs until ``stop()``; then finish or hand back the
+        running ones within the shutdown timeout, and return."""
+        sweeper = asyncio.create_task(
+            self.backend.sweep_forever(self.stalled_check_interval)
+        )
+        try:
+            if not self._stop_requested:
+                await self._worker.run()  # type: ignore[no-untyped-call]
+        finally:
+            sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await sweeper
+
+    def stop(self) -> None:
+        """Take no new job; ``run()`` returns once running ones are settled."""
+        self._stop_requested = True
+        self._worker.stop()  # type: ignore[no-untyped-call]
+
+    async def check(self) -> None:
+        """Raise ``NotReady`` unless registered and heartbeating."""
+        worker_id = self._worker.worker_id
+        if worker_id is None:
+            raise NotReady("not registered in the queue")
+        rows: list[Any] = await self.backend.app.connector.execute_query_all_async(
+            _HEARTBEAT_AGE, worker_id=worker_id
+        )
+        if not rows:
+            raise NotReady(
+                f"worker {worker_id} is no longer registered (another worker "
+                "counted it as stalled)"
+            )
+        age = float(rows[0]["age"])
+        if age > self.backend.stalled_timeout:
+            raise NotReady(
+                f"last heartbeat {age:.1f} s ago, past the stalled timeout of "
+                f"{self.backend.stalled_timeout:g} s"
+            )
