@@ -200,3 +200,18 @@ def local_command(
         **env,
     }
     return argv, environ
+
+
+def generated_secrets(folder: Path) -> dict[str, dict[str, str]]:
+    """The try-out's secrets, generated into ``folder`` by its own script:
+    each env file's name and its values."""
+    subprocess.run(
+        [sys.executable, str(TRY_OUT / "make_secrets.py"), "--dir", str(folder)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return {
+        path.name: dict(line.split("=", 1) for line in path.read_text().splitlines())
+        for path in sorted(folder.glob("*.env"))
+    }

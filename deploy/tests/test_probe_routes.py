@@ -5,7 +5,6 @@ by local ones), on a real PostgreSQL the db-setup Job set up."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import urllib.error
 import urllib.request
@@ -15,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from deploy_support import Rendered, container, local_command
+from deploy_support import Rendered, container, generated_secrets, local_command
 from langgraph_openai_serve import Settings
 from lgos_testkit import RunningProcess, free_port, running, wait_until
 
@@ -61,14 +60,12 @@ def production(rendered: dict[str, Rendered]) -> Rendered:
     return rendered["overlays/production"]
 
 
-API_KEY = "sk-deploy-test"
-
-
 @pytest.fixture(scope="module")
 def api(
     base: Rendered, set_up_database: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[RunningProcess, str]]:
+) -> Iterator[tuple[RunningProcess, str, str]]:
     tmp_path = tmp_path_factory.mktemp("api")
+    keys = generated_secrets(tmp_path / "secrets")
     port = free_port()
     argv, env = local_command(
         base,
@@ -76,8 +73,10 @@ def api(
         "api",
         tmp_path,
         LGOS_DATABASE_URL=set_up_database,
-        LGOS_API_KEYS=json.dumps({API_KEY: "deploy-test"}),
-        DEMO_FILES_API_KEY="sk-deploy-test-files",
+        # The try-out's generated values: in the formats lgos serve parses.
+        LGOS_API_KEYS=keys["api.env"]["api-keys"],
+        DEMO_FILES_API_KEY=keys["files.env"]["client-key"],
+        LGOS_BATCH_FILES_API_KEY=keys["files.env"]["service-key"],
         LGOS_HOST="127.0.0.1",
         LGOS_PORT=str(port),
     )
@@ -90,7 +89,7 @@ def api(
         env=env,
         health_url=f"{url}/v1/health",
     ) as process:
-        yield process, url
+        yield process, url, keys["api.env"]["client-key"]
 
 
 @pytest.fixture
@@ -105,6 +104,7 @@ def worker(
         tmp_path,
         LGOS_DATABASE_URL=set_up_database,
         DEMO_FILES_API_KEY="sk-deploy-test-files",
+        LGOS_BATCH_FILES_API_KEY="sk-deploy-test-files-service",
         LGOS_WORKER_HEALTH_HOST="127.0.0.1",
         LGOS_WORKER_HEALTH_PORT=str(port),
     )
@@ -131,9 +131,9 @@ def _serves(process: RunningProcess, url: str, paths: set[str]) -> None:
 
 @needs_health_routes
 def test_the_api_answers_its_probes(
-    base: Rendered, api: tuple[RunningProcess, str]
+    base: Rendered, api: tuple[RunningProcess, str, str]
 ) -> None:
-    process, url = api
+    process, url, _key = api
     box = container(base.get("Deployment", "lgos-api"), "api")
 
     _serves(process, url, _probe_paths(box))
@@ -141,9 +141,9 @@ def test_the_api_answers_its_probes(
 
 @needs_metrics
 def test_the_api_serves_what_its_monitor_scrapes(
-    production: Rendered, api: tuple[RunningProcess, str]
+    production: Rendered, api: tuple[RunningProcess, str, str]
 ) -> None:
-    process, url = api
+    process, url, _key = api
 
     _serves(process, url, {_metrics_path(production, "lgos-api")})
 
@@ -169,16 +169,18 @@ def test_a_worker_serves_what_its_monitor_scrapes(
 
 
 def test_the_litellm_model_sync_lists_every_graph_with_the_api_key_it_is_given(
-    rendered: dict[str, Rendered], api: tuple[RunningProcess, str], tmp_path: Path
+    rendered: dict[str, Rendered],
+    api: tuple[RunningProcess, str, str],
+    tmp_path: Path,
 ) -> None:
     # The init container as the component writes it, the API's Service
     # address replaced by the local process: the key comes from the same
     # Secret key the API's LGOS_API_KEYS holds (lgos-api: client-key).
     production = rendered["overlays/production"]
     litellm = production.get("Deployment", "lgos-litellm")
-    _process, url = api
+    _process, url, client_key = api
     argv, env = local_command(
-        production, litellm, "model-sync", tmp_path, LGOS_API_KEY=API_KEY
+        production, litellm, "model-sync", tmp_path, LGOS_API_KEY=client_key
     )
     argv = [word.replace("http://lgos-api:8000", url) for word in argv]
     argv = [word.replace("/etc/litellm/synced", str(tmp_path)) for word in argv]

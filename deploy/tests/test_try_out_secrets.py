@@ -40,6 +40,9 @@ def test_secrets_are_random_private_and_agree_with_each_other(tmp_path: Path) ->
     assert f":{postgres['password']}@" in database["url"]
     assert s3["secret-key"] == minio["root-password"]
     assert api["client-key"] in api["api-keys"]
+    files = _read(first / "files.env")
+    assert files["client-key"] in files["api-keys"]
+    assert files["service-key"] in files["service-keys"]
     assert _read(first / "litellm.env")["master-key"].startswith("sk-")
     assert postgres["password"] != _read(second / "postgres.env")["password"]
     assert {oct(p.stat().st_mode & 0o777) for p in first.iterdir()} == {"0o600"}

@@ -37,6 +37,7 @@ def secret_files() -> dict[str, dict[str, str]]:
     minio_password = _token()
     api_key = f"sk-lgos-{_token()}"
     files_key = f"sk-lgos-files-{_token()}"
+    service_key = f"sk-lgos-files-service-{_token()}"
     return {
         "database.env": {
             "url": f"postgresql://{POSTGRES_USER}:{postgres_password}"
@@ -54,6 +55,8 @@ def secret_files() -> dict[str, dict[str, str]]:
         "files.env": {
             "api-keys": json.dumps({files_key: FILES_OWNER}),
             "client-key": files_key,
+            "service-keys": json.dumps([service_key]),
+            "service-key": service_key,
         },
         "files-s3.env": {
             "endpoint": "http://lgos-minio:9000",
