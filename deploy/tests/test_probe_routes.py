@@ -6,12 +6,11 @@ by local ones), on a real PostgreSQL the db-setup Job set up."""
 from __future__ import annotations
 
 import subprocess
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 from deploy_support import Rendered, container, generated_secrets, local_command
@@ -20,17 +19,13 @@ from lgos_testkit import RunningProcess, free_port, running, wait_until
 
 PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
 
-# The health routes and the worker's health server come with the fleet
-# issue (LGOS_DRAIN_DELAY, LGOS_WORKER_HEALTH_PORT); until the core has
-# them these two tests say so instead of waiting out a start timeout.
-_HEALTH_ROUTES_LANDED = {"DRAIN_DELAY", "WORKER_HEALTH_PORT"} <= set(
-    Settings.model_fields
-)
+# The health routes and the worker's health server came with the fleet
+# issue (LGOS_WORKER_HEALTH_PORT); /metrics comes with the metrics issue.
+_HEALTH_ROUTES_LANDED = "WORKER_HEALTH_PORT" in Settings.model_fields
 needs_health_routes = pytest.mark.skipif(
     not _HEALTH_ROUTES_LANDED,
     reason="the core has no /health/live, /health/ready or worker health port yet",
 )
-# /metrics comes with the metrics issue (LGOS_METRICS_ENABLED).
 needs_metrics = pytest.mark.skipif(
     "METRICS_ENABLED" not in Settings.model_fields,
     reason="the core serves no /metrics yet",
@@ -39,10 +34,9 @@ needs_metrics = pytest.mark.skipif(
 
 def _status(url: str) -> int:
     try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as error:
-        return error.code
+        return httpx.get(url, timeout=5).status_code
+    except httpx.TransportError:
+        return 0
 
 
 def _probe_paths(box: dict[str, Any]) -> set[str]:
