@@ -26,7 +26,11 @@ from lgos_testkit import FilesApi, files_api_on_seaweedfs
 from openai import AsyncOpenAI
 
 SERVICE_KEY = "sk-lgos-batches-service"
-FILES_KEYS = {"sk-alice-files": "alice", "sk-bob-files": "bob"}
+FILES_KEYS = {
+    "sk-alice-files": "alice",
+    "sk-bob-files": "bob",
+    "sk-default-files": "default",  # the scope of a server without API keys
+}
 LGOS_KEYS = {"sk-alice": "alice", "sk-bob": "bob"}
 
 
@@ -51,6 +55,12 @@ def batch_env(files_api: FilesApi) -> dict[str, str]:
         "LGOS_BATCH_FILES_API_KEY": SERVICE_KEY,
         "LGOS_API_KEYS": json.dumps(LGOS_KEYS),
     }
+
+
+def files_client(files_api: FilesApi, owner: str) -> AsyncOpenAI:
+    """An SDK client of the Files API acting as ``owner``."""
+    key = next(k for k, v in FILES_KEYS.items() if v == owner)
+    return AsyncOpenAI(base_url=files_api.openai_url, api_key=key, max_retries=0)
 
 
 @dataclass
@@ -103,17 +113,14 @@ async def tenants(
         )
         opened.append(http)
         result = {}
-        for files_key, name in FILES_KEYS.items():
-            lgos_key = next(k for k, v in LGOS_KEYS.items() if v == name)
+        for lgos_key, name in LGOS_KEYS.items():
             lgos = AsyncOpenAI(
                 base_url="http://lgos.test/v1",
                 api_key=lgos_key,
                 http_client=http,
                 max_retries=0,
             )
-            files = AsyncOpenAI(
-                base_url=files_api.openai_url, api_key=files_key, max_retries=0
-            )
+            files = files_client(files_api, name)
             opened.extend([lgos, files])
             result[name] = Tenant(name, lgos, files)
         return result

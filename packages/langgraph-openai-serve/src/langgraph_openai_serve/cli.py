@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from langgraph_openai_serve.background.build import postgres_store
 from langgraph_openai_serve.background.retention import delete_expired
 from langgraph_openai_serve.background.worker import run_worker
+from langgraph_openai_serve.batches.postgres import PostgresBatchStore
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.logs import configure_logging
 from langgraph_openai_serve.operations.health_port import HealthPortError
@@ -91,11 +92,13 @@ def _bound_server() -> LanggraphOpenaiServe:
 
 
 async def setup_database() -> None:
-    """Create (or migrate) LGOS's response tables, procrastinate's schema
-    and the checkpoint tables of durable background runs."""
+    """Create (or migrate) LGOS's response and batch tables,
+    procrastinate's schema and the checkpoint tables of durable background
+    runs."""
     settings = Settings()
     runtime = postgres_background(settings)
     await runtime.store.setup()  # type: ignore[attr-defined]
+    await PostgresBatchStore(runtime.store).setup()
     await runtime.backend.setup()  # type: ignore[attr-defined]
     await runtime.checkpointer().setup()  # type: ignore[union-attr]
     await runtime.backend.stop()

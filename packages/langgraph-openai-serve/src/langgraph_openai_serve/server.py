@@ -139,7 +139,8 @@ class LanggraphOpenaiServe:
             require_langfuse()
         openai_app = FastAPI(title=_TITLE, version=_version(), **settings.docs_kwargs())
         responses = self._response_store()
-        batches = batch_runtime(settings, self.graph_registry)
+        background = self._background_runtime(responses)
+        batches = batch_runtime(settings, self.graph_registry, background)
         batches.dispatcher = LineDispatcher(openai_app)
         openai_app.state.lgos = ServeState(
             registry=self.graph_registry,
@@ -150,7 +151,7 @@ class LanggraphOpenaiServe:
             run_timeout=settings.RUN_TIMEOUT,
             callbacks=langfuse_callbacks if settings.ENABLE_LANGFUSE else no_callbacks,
             chat_status_as_reasoning=settings.CHAT_STATUS_AS_REASONING,
-            background=self._background_runtime(responses),
+            background=background,
             responses=responses,
             conversations=conversation_store(responses),
             batches=batches,
@@ -224,7 +225,9 @@ class LanggraphOpenaiServe:
     def _background_runtime(
         self, responses: ResponseStore | None
     ) -> BackgroundRuntime | None:
-        wanted = any(
+        # The PostgreSQL queue also carries batches: a deployment that names
+        # it gets it whether or not a graph runs in the background.
+        wanted = self.settings.BACKGROUND_BACKEND == "postgres" or any(
             config.supports(GraphFeature.BACKGROUND)
             for config in self.graph_registry.registry.values()
         )

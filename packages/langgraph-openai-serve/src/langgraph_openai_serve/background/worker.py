@@ -1,4 +1,5 @@
-"""``lgos worker``: run background Responses from the PostgreSQL queue."""
+"""``lgos worker``: run background Responses and batch steps from the
+PostgreSQL queue."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import signal
 from collections.abc import Callable, Iterator
 
 from langgraph_openai_serve.background.executor import executor_for
+from langgraph_openai_serve.batches.steps import run_step
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.operations.health_port import HealthPort
 from langgraph_openai_serve.operations.lifecycle import Lifecycle
@@ -34,11 +36,13 @@ async def run_worker(server: LanggraphOpenaiServe) -> None:
     runtime = state.background
     if runtime is None or not isinstance(runtime.backend, ProcrastinateBackend):
         raise GraphConfigurationError(
-            "lgos worker needs LGOS_BACKGROUND_BACKEND=postgres and a graph with "
-            "GraphFeature.BACKGROUND."
+            "lgos worker needs LGOS_BACKGROUND_BACKEND=postgres."
         )
     settings = server.settings
     backend = runtime.backend
+    batches = state.batches
+    if batches is not None:  # batch steps share the queue
+        await batches.ensure_started(lambda step: run_step(batches, step))
     await backend.start(executor_for(state, runtime))
     worker = backend.worker(
         concurrency=settings.BACKGROUND_CONCURRENCY,

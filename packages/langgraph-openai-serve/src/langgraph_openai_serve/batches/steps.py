@@ -372,5 +372,24 @@ async def _write_results(
         )
 
 
-def is_terminal(batch: dict[str, Any]) -> bool:
-    return batch.get("status") in TERMINAL_STATUSES
+async def give_up(runtime: BatchRuntime, step: BatchStep) -> None:
+    """A step that kept failing (the store or the Files API broke): its
+    batch fails rather than waiting forever."""
+    stored = await runtime.store.read(step.batch_id)
+    if stored is None or stored.status in TERMINAL_STATUSES:
+        return
+    error = batch_error(
+        "server_error", "The batch could not be processed; try again later."
+    )
+    await runtime.store.transition(
+        step.batch_id,
+        frozenset({stored.status}),
+        {
+            "status": "failed",
+            "failed_at": int(time.time()),
+            "errors": errors_list([error]),
+        },
+        enqueue=lambda transaction: runtime.announce(
+            transaction, "batch.failed", step.batch_id, stored.scope
+        ),
+    )

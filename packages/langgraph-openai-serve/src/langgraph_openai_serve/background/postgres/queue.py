@@ -119,6 +119,11 @@ class ProcrastinateBackend:
         if not await self.app.check_connection_async():
             raise NotReady("the queue's tables are missing: run lgos db-setup")
 
+    async def open(self) -> None:
+        """Open the app so jobs can be deferred (other tasks on its queue,
+        such as batch steps, defer through it)."""
+        await self._open()
+
     async def _open(self) -> None:
         if not self._opened:
             await self.app.open_async()
@@ -229,9 +234,9 @@ class ProcrastinateBackend:
                 return []  # another worker is sweeping
             # Listing and retrying under the lock: a job another sweeper
             # already retried (and a live worker took) is never listed here.
+            # Every task of the queue: batch steps run here too.
             stalled = await self.app.job_manager.get_stalled_jobs(
                 queue=QUEUE,
-                task_name=TASK_NAME,
                 seconds_since_heartbeat=self.stalled_timeout,
             )
             retried = []
@@ -240,9 +245,10 @@ class ProcrastinateBackend:
                 assert job.id is not None
                 retried.append(job.id)
                 logger.warning(
-                    "background.stalled_job_retried job=%s response=%s",
+                    "background.stalled_job_retried job=%s task=%s args=%s",
                     job.id,
-                    job.task_kwargs.get("response_id"),
+                    job.task_name,
+                    job.task_kwargs,
                 )
             # Closing the connection releases the advisory lock.
         return retried
