@@ -1,27 +1,39 @@
 """Batches on PostgreSQL run by real ``lgos worker`` processes: a worker
-SIGKILLed and another SIGTERMed mid-batch lose no line and write none twice.
+SIGKILLed and another SIGTERMed mid-batch lose no line and write none twice,
+and the batch's webhook survives a worker killed between two attempts.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import signal
 from collections import Counter
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 from background_stack import Stack
 from batch_fixtures import FILES_KEYS
-from lgos_testkit import FilesApi, wait_for_batch, wait_until
+from lgos_testkit import FilesApi, WebhookReceiver, wait_for_batch, wait_until
 from openai import OpenAI
 
 LINES = 30
 HELD = "hold-12"
 
 
+SECRET = "whsec_" + base64.b64encode(b"lgos-webhook-postgres-test-key!!").decode()
+
+
 @pytest.fixture
-def stack(tmp_path, postgres_uri, bytecode_cache, batch_env):
+def receiver() -> Iterator[WebhookReceiver]:
+    with WebhookReceiver() as started:
+        yield started
+
+
+@pytest.fixture
+def stack(tmp_path, postgres_uri, bytecode_cache, batch_env, receiver):
     env = {key: value for key, value in batch_env.items() if key != "LGOS_API_KEYS"}
+    endpoints = [{"url": receiver.url, "scopes": ["default"]}]
     started = Stack(
         tmp_path,
         postgres_uri,
@@ -30,6 +42,8 @@ def stack(tmp_path, postgres_uri, bytecode_cache, batch_env):
         LGOS_BATCH_CONCURRENCY="2",
         LGOS_BATCH_LINES_PER_JOB="5",
         LGOS_WORKER_SHUTDOWN_TIMEOUT="1",
+        LGOS_WEBHOOK_ENDPOINTS=json.dumps(endpoints),
+        LGOS_WEBHOOK_SECRET=SECRET,
         **env,
     )
     started.sql("TRUNCATE lgos_batches CASCADE")
@@ -51,8 +65,9 @@ def _pids_that_started(stack: Stack, text: str) -> set[int]:
 
 
 def test_killed_and_stopped_workers_lose_no_line_and_write_none_twice(
-    stack: Stack, files: OpenAI, tmp_path: Path
+    stack: Stack, files: OpenAI, receiver: WebhookReceiver
 ) -> None:
+    receiver.fail_next(500)  # the first delivery of batch.completed
     texts = [f"line-{i}" for i in range(LINES)]
     texts[12] = HELD
     lines = [
@@ -112,3 +127,18 @@ def test_killed_and_stopped_workers_lose_no_line_and_write_none_twice(
     assert not stack.sql(
         "SELECT 1 FROM lgos_batch_lines WHERE batch_id = %s", (batch.id,)
     )
+
+    # batch.completed: its first delivery failed; the worker that made it is
+    # killed before the retry, which the next worker sends, same webhook-id.
+    wait_until(lambda: bool(receiver.received), 60, "the first delivery")
+    last.send_signal(signal.SIGKILL)
+    last.wait(timeout=10)
+    stack.start_worker()
+    [delivered] = receiver.wait_for(1)
+    failed_first = receiver.received[0]
+    assert failed_first.status == 500
+    assert delivered.headers["webhook-id"] == failed_first.headers["webhook-id"]
+    event = OpenAI(api_key="x").webhooks.unwrap(
+        delivered.body, delivered.headers, secret=SECRET
+    )
+    assert (event.type, event.data.id) == ("batch.completed", batch.id)

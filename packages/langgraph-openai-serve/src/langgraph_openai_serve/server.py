@@ -63,6 +63,7 @@ from langgraph_openai_serve.operations import routes as operations_routes
 from langgraph_openai_serve.operations.lifecycle import Lifecycle
 from langgraph_openai_serve.operations.readiness import Readiness
 from langgraph_openai_serve.settings import Settings, normalize_prefix
+from langgraph_openai_serve.webhooks.build import webhooks_for
 
 __all__ = ["LanggraphOpenaiServe", "postgres_background"]
 
@@ -142,6 +143,11 @@ class LanggraphOpenaiServe:
         background = self._background_runtime(responses)
         batches = batch_runtime(settings, self.graph_registry, background)
         batches.dispatcher = LineDispatcher(openai_app)
+        webhooks = webhooks_for(settings, background)
+        if webhooks is not None:
+            batches.announce = webhooks.announce
+            if background is not None:
+                background.announce = webhooks.announce
         openai_app.state.lgos = ServeState(
             registry=self.graph_registry,
             checkpoint_scope=self.checkpoint_scope,

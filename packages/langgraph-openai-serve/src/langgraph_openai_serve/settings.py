@@ -6,15 +6,25 @@ a ``Settings`` when it is constructed, unless one is passed in.
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from langgraph_openai_serve.api_keys import ApiKeys
 from langgraph_openai_serve.deprecation import warn_renamed
 from langgraph_openai_serve.json_limits import PARSER_MAX_DEPTH
+from langgraph_openai_serve.webhooks.events import EVENT_TYPES
 
 
 def normalize_prefix(value: str) -> str:
@@ -23,6 +33,33 @@ def normalize_prefix(value: str) -> str:
     if prefix == "/":
         raise ValueError("the OpenAI API prefix must not be '/'")
     return prefix
+
+
+class WebhookEndpoint(BaseModel):
+    """One entry of ``LGOS_WEBHOOK_ENDPOINTS``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str
+    scopes: list[str] = Field(min_length=1)
+    """The tenants whose events it receives; ``"*"`` for every tenant."""
+    events: list[str] | None = None
+    """The event types it receives; unset for all."""
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if urlsplit(value).scheme not in {"http", "https"}:
+            raise ValueError("a webhook url must be http:// or https://")
+        return value
+
+    @field_validator("events")
+    @classmethod
+    def _events(cls, value: list[str] | None) -> list[str] | None:
+        unknown = sorted(set(value or ()) - EVENT_TYPES)
+        if unknown:
+            raise ValueError(f"unknown webhook event types: {', '.join(unknown)}")
+        return value
 
 
 class Settings(BaseSettings):
@@ -116,6 +153,21 @@ class Settings(BaseSettings):
     """How long a batch may run before it expires (``completion_window`` is
     ``24h`` on the wire; a deployment may give less or more)."""
 
+    WEBHOOK_ENDPOINTS: list[WebhookEndpoint] = []
+    """Where events go: a JSON list of ``{"url", "scopes", "events"}``. An
+    endpoint receives the events of the tenants (scopes) it lists (``"*"``:
+    every tenant) whose type it lists (all types when ``events`` is left
+    out): ``response.completed|failed|cancelled|incomplete`` of background
+    Responses and ``batch.completed|failed|cancelled|expired``."""
+    WEBHOOK_SECRET: SecretStr | None = None
+    """The ``whsec_...`` secret every delivery is signed with (Standard
+    Webhooks, as OpenAI signs); required with endpoints."""
+    WEBHOOK_RETRY_FOR: dt.timedelta = Field(default=dt.timedelta(hours=72))
+    """How long a delivery that fails (non-2xx or timeout) is retried, with
+    exponential back-off, after its event."""
+    WEBHOOK_TIMEOUT: float = Field(default=10.0, gt=0)
+    """Seconds an endpoint has to answer one delivery."""
+
     # Used by ``lgos serve`` only.
     REGISTRY: str | None = None
     """``module:attribute`` naming a GraphRegistry, or a callable making one."""
@@ -173,6 +225,26 @@ class Settings(BaseSettings):
                 "key of that Files API)"
             )
         return self
+
+    @model_validator(mode="after")
+    def _webhooks(self) -> Settings:
+        if self.WEBHOOK_ENDPOINTS and self.WEBHOOK_SECRET is None:
+            raise ValueError("LGOS_WEBHOOK_ENDPOINTS needs LGOS_WEBHOOK_SECRET")
+        return self
+
+    @field_validator("WEBHOOK_SECRET")
+    @classmethod
+    def _webhook_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        text = value.get_secret_value()
+        try:
+            decoded = base64.b64decode(text.removeprefix("whsec_"), validate=True)
+        except ValueError:
+            decoded = b""
+        if not text.startswith("whsec_") or not decoded:
+            raise ValueError("LGOS_WEBHOOK_SECRET must be 'whsec_' + base64 bytes")
+        return value
 
     @field_validator("API_KEYS")
     @classmethod

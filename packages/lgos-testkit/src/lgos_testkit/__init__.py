@@ -41,6 +41,7 @@ from lgos_testkit.storage import (
     start_files_api,
 )
 from lgos_testkit.threads import ThreadServer
+from lgos_testkit.webhooks import Received, WebhookReceiver
 
 __all__ = [
     "BATCH_ENDED",
@@ -51,9 +52,11 @@ __all__ = [
     "STARTUP_SECONDS",
     "FilesApi",
     "LiteLLM",
+    "Received",
     "RunningProcess",
     "S3Endpoint",
     "ThreadServer",
+    "WebhookReceiver",
     "async_wait_until",
     "await_batch",
     "await_response",

@@ -196,7 +196,7 @@ async def _execute(
     # The shell stored at submit is the one every snapshot of the job shows.
     shell = ResponseShell.of_snapshot(current)
     if await store.cancel_requested(job.response_id):
-        await store.set_snapshot(job.response_id, shell.body("cancelled", []))
+        await end(runtime, job, shell.body("cancelled", []))
         return
     attempt = await store.start_attempt(job.response_id)
     if attempt.lost >= runtime.max_attempts:
@@ -205,9 +205,8 @@ async def _execute(
             job.response_id,
             attempt.lost,
         )
-        await store.set_snapshot(
-            job.response_id,
-            shell.body("failed", [], error=_lost_error(attempt.lost)),
+        await end(
+            runtime, job, shell.body("failed", [], error=_lost_error(attempt.lost))
         )
         return
     if not await store.set_snapshot(job.response_id, shell.body("in_progress", [])):
@@ -230,7 +229,7 @@ async def _execute(
             if opened.lease is not None:
                 await opened.lease.release()
     except asyncio.CancelledError:
-        await asyncio.shield(_stopped(store, job.response_id, shell, encoder, run))
+        await asyncio.shield(_stopped(runtime, job, shell, encoder, run))
         raise
     except Exception as exc:
         terminal = await _failed(store, job.response_id, encoder, exc)
@@ -239,7 +238,7 @@ async def _execute(
     # The turn goes in first: a client that sees the Response end finds it
     # in the Conversation when it sends the next one.
     await _add_to_conversation(state, store, job, shell, terminal)
-    await store.set_snapshot(job.response_id, terminal)
+    await end(runtime, job, terminal)
     await _discard_checkpoints(run)
 
 
@@ -273,6 +272,21 @@ async def _failed(
         logger.exception("background.failure_events_lost response=%s", response_id)
     assert encoder.terminal is not None
     return encoder.terminal
+
+
+async def end(
+    runtime: BackgroundRuntime, job: BackgroundJob, terminal: dict[str, Any]
+) -> bool:
+    """Store the terminal snapshot and, in the same transaction, queue its
+    ``response.<status>`` event (webhooks); whether it was the end."""
+    status = terminal.get("status")
+
+    async def announce(transaction: Any) -> None:
+        await runtime.announce(
+            transaction, f"response.{status}", job.response_id, job.scope
+        )
+
+    return await runtime.store.set_snapshot(job.response_id, terminal, enqueue=announce)
 
 
 async def _add_to_conversation(
@@ -344,19 +358,20 @@ async def _open_when_free(
 
 
 async def _stopped(
-    store: Any,
-    response_id: str,
+    runtime: BackgroundRuntime,
+    job: BackgroundJob,
     shell: ResponseShell,
     encoder: Any,
     run: PreparedRun | None,
 ) -> None:
     """A cancelled run: the client's cancel ends it, a worker stop hands it
     back (keeping a durable run's checkpoints for its re-run)."""
-    if await store.cancel_requested(response_id):
-        await store.set_snapshot(response_id, shell.body("cancelled", encoder.output))
+    store = runtime.store
+    if await store.cancel_requested(job.response_id):
+        await end(runtime, job, shell.body("cancelled", encoder.output))
         await _discard_checkpoints(run)
     else:
-        await store.hand_back(response_id)
+        await store.hand_back(job.response_id)
 
 
 def _lost_error(lost: int) -> dict[str, str]:
@@ -389,7 +404,8 @@ async def cancel(runtime: BackgroundRuntime, response_id: str) -> None:
         if snapshot is None or snapshot.get("status") in TERMINAL_STATUSES:
             return
         if nobody_runs_it or snapshot.get("status") == "queued":
-            await store.set_snapshot(response_id, {**snapshot, "status": "cancelled"})
+            assert job is not None
+            await end(runtime, job, {**snapshot, "status": "cancelled"})
             return
         await asyncio.sleep(0.02)
 

@@ -118,12 +118,20 @@ class InMemoryResponseStore:
         record.changed.set()
         record.changed = asyncio.Event()
 
-    async def set_snapshot(self, response_id: str, snapshot: dict[str, Any]) -> bool:
+    async def set_snapshot(
+        self,
+        response_id: str,
+        snapshot: dict[str, Any],
+        *,
+        enqueue: Enqueue | None = None,
+    ) -> bool:
         record = self._records[response_id]
         if record.snapshot.get("status") in TERMINAL_STATUSES:
             return False
         record.snapshot = snapshot
         self._notify(record)
+        if enqueue is not None:
+            await enqueue(None)
         return True
 
     async def start_attempt(self, response_id: str) -> Attempt:

@@ -110,9 +110,16 @@ class ResponseStore(Protocol):
 
     async def job(self, response_id: str) -> BackgroundJob | None: ...
 
-    async def set_snapshot(self, response_id: str, snapshot: dict[str, Any]) -> bool:
+    async def set_snapshot(
+        self,
+        response_id: str,
+        snapshot: dict[str, Any],
+        *,
+        enqueue: Enqueue | None = None,
+    ) -> bool:
         """Replace the snapshot (status changes, the terminal object); a
-        terminal snapshot is never replaced (``False`` then)."""
+        terminal snapshot is never replaced (``False`` then). ``enqueue``
+        runs in the same transaction when it is replaced (the end's event)."""
         ...
 
     async def start_attempt(self, response_id: str) -> Attempt:

@@ -5,22 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from langgraph_openai_serve.batches.dispatch import LineDispatcher
 from langgraph_openai_serve.batches.files import FilesClient
 from langgraph_openai_serve.batches.input import Limits
 from langgraph_openai_serve.batches.protocol import BatchQueue, BatchStep, BatchStore
-
-Announce = Callable[[Any, str, str, str], Awaitable[None]]
-"""Queues an event (transaction, type, object id, scope): the webhooks'
-entry, called in the transaction that ends a batch or a Response."""
-
-
-async def announce_nothing(
-    transaction: Any, event_type: str, object_id: str, scope: str
-) -> None:
-    del transaction, event_type, object_id, scope
+from langgraph_openai_serve.webhooks.protocol import Announce, announce_nothing
 
 
 @dataclass(slots=True)

@@ -23,6 +23,7 @@ from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.openai.auth import internal_scope
 from langgraph_openai_serve.openai.request_body import BodyLimits
+from langgraph_openai_serve.webhooks.protocol import Announce, announce_nothing
 
 CheckpointScope = Callable[[Request], str | Awaitable[str]]
 RunCallbacks = Callable[[], tuple[BaseCallbackHandler, ...]]
@@ -44,6 +45,8 @@ class BackgroundRuntime:
     checkpointer_factory: Callable[[], BaseCheckpointSaver[Any]] | None = None
     """Builds the backend's checkpointer (PostgreSQL's) for durable runs of
     graphs without their own; ``None``: background runs are not durable."""
+    announce: Announce = announce_nothing
+    """Queues the ``response.*`` event of a Response that ended (webhooks)."""
     started: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 

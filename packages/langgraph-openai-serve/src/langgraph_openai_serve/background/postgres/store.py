@@ -177,16 +177,29 @@ class PostgresResponseStore:
         )
         return BackgroundJob(**row["job"]) if row and row["job"] else None
 
-    async def set_snapshot(self, response_id: str, snapshot: dict[str, Any]) -> bool:
+    async def set_snapshot(
+        self,
+        response_id: str,
+        snapshot: dict[str, Any],
+        *,
+        enqueue: Enqueue | None = None,
+    ) -> bool:
         from psycopg.types.json import Jsonb
 
-        row = await self._one(
+        query = (
             "WITH changed AS (UPDATE lgos_background_responses SET snapshot = %s "
             "WHERE id = %s AND NOT (snapshot->>'status' = ANY(%s)) RETURNING id) "
-            f"SELECT id, {NOTIFY} FROM changed",
-            (Jsonb(snapshot), response_id, list(TERMINAL_STATUSES), response_id),
+            f"SELECT id, {NOTIFY} FROM changed"
         )
-        return row is not None
+        params = (Jsonb(snapshot), response_id, list(TERMINAL_STATUSES), response_id)
+        if enqueue is None:
+            return await self._one(query, params) is not None
+        async with await self._connection() as conn, conn.transaction():
+            cursor = await conn.execute(query, params)
+            if await cursor.fetchone() is None:
+                return False
+            await enqueue(conn)
+        return True
 
     async def start_attempt(self, response_id: str) -> Attempt:
         row = await self._one(

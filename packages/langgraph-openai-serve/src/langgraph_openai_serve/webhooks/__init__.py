@@ -1,0 +1,10 @@
+"""Signed webhooks: the events LGOS sends when long work ends.
+
+``protocol`` (the ``Announce`` entry every producer calls), ``events``
+(OpenAI's event payload), ``delivery`` (one signed POST, Standard Webhooks
+via the ``standardwebhooks`` library), ``memory`` (retries as tasks of this
+process) and ``queue`` (deliveries as jobs of the PostgreSQL queue, retried
+with back-off, surviving lost workers). Endpoints and the secret are the
+deployment's (``LGOS_WEBHOOK_*``); each endpoint names the tenants (scopes)
+whose events it receives.
+"""

@@ -1,0 +1,69 @@
+"""One delivery attempt: the payload signed the Standard Webhooks way.
+
+Headers ``webhook-id`` (the event's id, the same on every attempt),
+``webhook-timestamp`` (this attempt's time) and ``webhook-signature``
+(``v1,`` + base64 HMAC-SHA256 of ``id.timestamp.body`` with the ``whsec_``
+secret), signed by the ``standardwebhooks`` library, as OpenAI signs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+import httpx
+from standardwebhooks.webhooks import Webhook
+
+logger = logging.getLogger("langgraph_openai_serve")
+
+BACKOFF_CAP_SECONDS = 3600.0
+
+
+class DeliveryFailed(Exception):
+    """The endpoint answered other than 2xx, or not in time."""
+
+
+class Deliverer:
+    """Signs and sends; one HTTP client for every delivery of the process."""
+
+    def __init__(self, secret: str, timeout: float) -> None:
+        self._signer = Webhook(secret)
+        self._timeout = timeout
+        self._client: httpx.AsyncClient | None = None
+
+    async def send(self, url: str, webhook_id: str, body: str) -> None:
+        """POST ``body`` to ``url`` once.
+
+        Raises:
+            DeliveryFailed: a non-2xx answer, a timeout or a connection error.
+        """
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=self._timeout)
+        now = dt.datetime.now(dt.UTC)
+        headers = {
+            "content-type": "application/json",
+            "webhook-id": webhook_id,
+            "webhook-timestamp": str(int(now.timestamp())),
+            "webhook-signature": self._signer.sign(webhook_id, now, body),
+        }
+        try:
+            answer = await self._client.post(url, content=body, headers=headers)
+        except httpx.HTTPError as exc:
+            raise DeliveryFailed(f"{url}: {type(exc).__name__}: {exc}") from exc
+        if not answer.is_success:
+            raise DeliveryFailed(f"{url} answered {answer.status_code}")
+
+    async def close(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+
+def backoff(attempt: int) -> float:
+    """Seconds before retry ``attempt`` (1, 2, 4, ... up to an hour)."""
+    return min(float(2 ** max(attempt - 1, 0)), BACKOFF_CAP_SECONDS)
+
+
+def describe(job: dict[str, Any]) -> str:
+    return f"{job['type']} {job['webhook_id']} -> {job['url']}"
