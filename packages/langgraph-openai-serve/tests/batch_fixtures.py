@@ -127,10 +127,7 @@ async def tenants(
 
     yield make
     for server in servers:
-        batches = server.openai_app.state.lgos.batches
-        await batches.queue.stop()
-        if batches.files is not None:
-            await batches.files.close()
+        await server.close()
     for client in opened:
         if isinstance(client, httpx.AsyncClient):
             await client.aclose()

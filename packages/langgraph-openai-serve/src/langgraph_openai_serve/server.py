@@ -64,6 +64,7 @@ from langgraph_openai_serve.operations.lifecycle import Lifecycle
 from langgraph_openai_serve.operations.readiness import Readiness
 from langgraph_openai_serve.settings import Settings, normalize_prefix
 from langgraph_openai_serve.webhooks.build import webhooks_for
+from langgraph_openai_serve.webhooks.service import Webhooks
 
 __all__ = ["LanggraphOpenaiServe", "postgres_background"]
 
@@ -111,6 +112,7 @@ class LanggraphOpenaiServe:
         self._openai_app: FastAPI | None = None
         self.lifecycle = Lifecycle()
         """Starting, serving, draining or stopped: what ``/health/ready`` says."""
+        self.webhooks: Webhooks | None = None
         # Background Responses default to this process (memory store, tasks).
         self.response_store = response_store
         self.background_backend = background_backend
@@ -143,7 +145,7 @@ class LanggraphOpenaiServe:
         background = self._background_runtime(responses)
         batches = batch_runtime(settings, self.graph_registry, background)
         batches.dispatcher = LineDispatcher(openai_app)
-        webhooks = webhooks_for(settings, background)
+        webhooks = self.webhooks = webhooks_for(settings, background)
         if webhooks is not None:
             batches.announce = webhooks.announce
             if background is not None:
@@ -276,12 +278,26 @@ class LanggraphOpenaiServe:
                     yield state
             finally:
                 lifecycle.stop()
+                await self.close()
                 if sweeper is not None:
                     sweeper.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await sweeper
 
         self.app.router.lifespan_context = lifespan
+
+    async def close(self) -> None:
+        """Let go of what batches and webhooks hold (HTTP clients, tasks of
+        this process); the app's lifespan does it on shutdown."""
+        if self._openai_app is None:
+            return
+        batches = self._openai_app.state.lgos.batches
+        if batches is not None:
+            await batches.queue.stop()
+            if batches.files is not None:
+                await batches.files.close()
+        if self.webhooks is not None:
+            await self.webhooks.sender.stop()
 
 
 def _allow_store(schema: dict[str, Any]) -> None:
