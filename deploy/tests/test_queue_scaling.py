@@ -61,12 +61,16 @@ async def test_the_query_counts_ready_and_running_jobs_of_the_worker_queue(
         await queue.submit(_job(response_id))
     worker_id = await manager.register_worker()
     running = [await manager.fetch_job([QUEUE], worker_id) for _ in range(5)]
+    succeeded, failed = running[0], running[1]
+    assert succeeded is not None
+    assert failed is not None
     # Two of the fetched jobs end: succeeded and failed (kept, not deleted).
-    await manager.finish_job(running[0], Status.SUCCEEDED, delete_job=False)
-    await manager.finish_job(running[1], Status.FAILED, delete_job=False)
+    await manager.finish_job(succeeded, Status.SUCCEEDED, delete_job=False)
+    await manager.finish_job(failed, Status.FAILED, delete_job=False)
     # One waiting job is cancelled by its client.
-    listed = await manager.list_jobs_async(queue=QUEUE, status="todo")
-    assert await manager.cancel_job_by_id_async(listed[0].id)
+    waiting = list(await manager.list_jobs_async(queue=QUEUE, status="todo"))
+    assert waiting[0].id is not None
+    assert await manager.cancel_job_by_id_async(waiting[0].id)
     # A retry due in an hour, and jobs of another queue, need no worker now.
     await queue.app.configure_task(
         TASK_NAME, lock="later", schedule_in={"hours": 1}
