@@ -4,6 +4,8 @@ lgos-bench                 full run (a few minutes)
 lgos-bench --quick         one concurrency, few requests (under a minute)
 lgos-bench --profile       full run, then py-spy where LGOS missed a target
 lgos-bench profile responses/stream/plain/c8
+lgos-bench inprocess       CPU per request in process, baseline and LGOS alternated
+lgos-bench inprocess --compare lgos:LGOS_X=a lgos:LGOS_X=b   two LGOS settings
 lgos-bench instructions    instructions per request under callgrind, both apps
 lgos-bench background      submit-to-first-event latency of background Responses
 lgos-bench store           server CPU per request with the response store off and on
@@ -19,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lgos_bench import background, report, store
+from lgos_bench import background, compare, report, store
 from lgos_bench.instructions import count_all
 from lgos_bench.instructions import markdown as instructions_markdown
 from lgos_bench.procstat import available_cores
@@ -52,6 +54,30 @@ def _parser() -> argparse.ArgumentParser:
         "--profile",
         action="store_true",
         help="profile LGOS and the baseline with py-spy where a CPU target is missed",
+    )
+    inprocess = parser.add_argument_group("lgos-bench inprocess")
+    inprocess.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("A", "B"),
+        default=("baseline", "lgos"),
+        help="the two sides, B reported against A: baseline, lgos or "
+        "lgos:LGOS_NAME=value[,LGOS_NAME=value] (default: baseline lgos)",
+    )
+    inprocess.add_argument("--rounds", type=int, help="alternated rounds")
+    inprocess.add_argument(
+        "--concurrency",
+        type=int,
+        default=1,
+        help="requests each side serves at once per round (default 1)",
+    )
+    inprocess.add_argument(
+        "--limit", type=float, help="judge every scenario's B/A against this"
+    )
+    inprocess.add_argument(
+        "--postgres",
+        action="store_true",
+        help="a throwaway PostgreSQL for LGOS (LGOS_DATABASE_URL)",
     )
     parser.add_argument(
         "scenario",
@@ -130,8 +156,34 @@ def _store(config: RunConfig, seconds: float | None, out: Path) -> int:
     return 0
 
 
+def _inprocess(args: argparse.Namespace, keys: list[str]) -> int:
+    try:
+        sides = (
+            compare.Side.parse(args.compare[0]),
+            compare.Side.parse(args.compare[1]),
+        )
+        for key in keys:
+            compare.parse_key(key)
+    except ValueError as exc:
+        raise SystemExit(f"lgos-bench inprocess: {exc}") from None
+    plan = compare.Plan(
+        keys=tuple(keys) or compare.DEFAULT_KEYS,
+        rounds=args.rounds or (compare.QUICK_ROUNDS if args.quick else compare.ROUNDS),
+        concurrency=args.concurrency,
+        tokens=args.tokens,
+    )
+    results = compare.run(sides, plan, say, postgres=args.postgres, limit=args.limit)
+    markdown, data = compare.write(results, args.out)
+    say("\n" + compare.render(results))
+    say(f"wrote {markdown} and {data}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parser().parse_intermixed_args(argv)
+    if args.scenario[:1] == ["inprocess"]:
+        # Unpinned: both sides run in this process, on whichever core is free.
+        return _inprocess(args, args.scenario[1:])
     placement = Placement.split(available_cores())
     # The load generator (this process) stays on its own core from here on.
     os.sched_setaffinity(0, placement.load_cores)

@@ -8,15 +8,16 @@
   is measured this way, which prices commentary, citations and tool calls
   without the noise of a loaded machine.
 
-Runs on the load-generator core; CPU is ``time.process_time``, the cheapest
-of three interleaved batches.
+Runs on the load-generator core; CPU is ``time.process_time``, the calls
+compared alternated one by one (``alternate``).
+``lgos-bench inprocess`` (``compare.py``) measures the same way with more
+rounds and reports the spread.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from functools import partial
 from typing import Any
@@ -26,11 +27,15 @@ from langchain_core.messages import AIMessageChunk, HumanMessage
 from starlette.types import Message
 
 from lgos_bench import baseline_app, lgos_app
+from lgos_bench.alternate import Batches, alternate, ratio_spread
 from lgos_bench.load import Target
 from lgos_bench.scenarios import APIS, VARIANTS, target
 from lgos_bench.workload import PLAIN, AnyGraph, Workload, build_graphs
 
 _STREAM_MODES: Any = ["messages", "values"]
+WARMUP = 3
+"""Calls per app and scenario before the rounds: the full run's ceiling
+measures 16 of them, and the apps are warm after the first."""
 APPS: dict[str, Callable[[Workload], FastAPI]] = {
     "baseline": baseline_app.create_app,
     "lgos": lgos_app.create_app,
@@ -96,40 +101,8 @@ async def call_app(app: FastAPI, request: Target) -> None:
         raise RuntimeError(f"{request.path} failed in process: {chunks[:1]!r}")
 
 
-BATCHES = 3
-"""Runs are split into batches; the cheapest batch counts, since whatever else
-the machine does can only add to a batch's CPU time."""
-
-
-async def _timed_many(
-    calls: Mapping[str, Callable[[], Awaitable[None]]], runs: int
-) -> dict[str, dict[str, float]]:
-    """CPU and wall time per run of each call, batches interleaved."""
-    for call in calls.values():
-        await call()  # warm caches and lazy imports
-    size = max(1, runs // BATCHES)
-    cpu: dict[str, list[float]] = {name: [] for name in calls}
-    wall: dict[str, list[float]] = {name: [] for name in calls}
-    for _ in range(BATCHES):
-        for name, call in calls.items():
-            cpu0, wall0 = time.process_time(), time.perf_counter()
-            for _ in range(size):
-                await call()
-            wall[name].append((time.perf_counter() - wall0) / size)
-            cpu[name].append((time.process_time() - cpu0) / size)
-    return {
-        name: {
-            "runs": float(size * BATCHES),
-            "runs_per_s": 1 / min(wall[name]),
-            "cpu_ms_per_run": min(cpu[name]) * 1000,
-            "wall_ms_per_run": min(wall[name]) * 1000,
-        }
-        for name in calls
-    }
-
-
 async def _apps(workload: Workload, runs: int) -> dict[str, Any]:
-    """Every graph, API and mode through both apps, interleaved by batch."""
+    """Every graph, API and mode through both apps, alternated by round."""
     results: dict[str, Any] = {}
     async with AsyncExitStack() as stack:
         apps = {}
@@ -137,7 +110,7 @@ async def _apps(workload: Workload, runs: int) -> dict[str, Any]:
             app = apps[kind] = factory(workload)
             await stack.enter_async_context(app.router.lifespan_context(app))
         for model in (PLAIN, *VARIANTS):
-            n = runs if model == PLAIN else max(BATCHES, runs // 2)
+            n = runs if model == PLAIN else max(1, runs // 2)
             for api in APIS:
                 for stream in (True, False):
                     request = target(api, model, stream=stream)
@@ -147,26 +120,40 @@ async def _apps(workload: Workload, runs: int) -> dict[str, Any]:
                         kind: partial(call_app, app, request)
                         for kind, app in apps.items()
                     }
-                    row: dict[str, Any] = await _timed_many(calls, n)
-                    row["ratio"] = (
-                        row["lgos"]["cpu_ms_per_run"]
-                        / row["baseline"]["cpu_ms_per_run"]
-                    )
+                    measured = await alternate(calls, rounds=n, warmup=WARMUP)
+                    row: dict[str, Any] = {
+                        kind: _figures(batches) for kind, batches in measured.items()
+                    }
+                    spread = ratio_spread(measured["lgos"], measured["baseline"])
+                    row["ratio"] = spread["ratio"]
+                    row["spread"] = spread
                     results[key] = row
     return results
+
+
+def _figures(batches: Batches) -> dict[str, float]:
+    """Mean figures of one call over its rounds (the keys the reports read)."""
+    return {
+        "runs": float(len(batches.cpu)),
+        "runs_per_s": 1000 / batches.wall_ms,
+        "cpu_ms_per_run": batches.cpu_ms,
+        "wall_ms_per_run": batches.wall_ms,
+    }
 
 
 async def ceiling(workload: Workload, runs: int) -> dict[str, Any]:
     """The graph alone, then both apps without sockets, ``runs`` times each."""
     graph = build_graphs(workload)[PLAIN]
-    alone = await _timed_many(
+    alone = await alternate(
         {
             "astream": partial(_stream_once, graph),
             "ainvoke": partial(_invoke_once, graph),
         },
-        runs,
+        rounds=runs,
+        warmup=WARMUP,
     )
-    return {**alone, "apps": await _apps(workload, runs)}
+    figures = {name: _figures(batches) for name, batches in alone.items()}
+    return {**figures, "apps": await _apps(workload, runs)}
 
 
 def run_ceiling(workload: Workload, runs: int) -> dict[str, Any]:

@@ -132,7 +132,8 @@ def _apps(apps: dict[str, Any]) -> list[str]:
             f"app via ASGI, {key}",
             fmt(row["baseline"]["cpu_ms_per_run"]),
             fmt(row["lgos"]["cpu_ms_per_run"]),
-            f"{fmt(row['ratio'])}×",
+            f"{row['ratio']:.3f}×",
+            f"{row['spread']['ci_low']:.3f}–{row['spread']['ci_high']:.3f}",
             fmt(row["lgos"]["cpu_ms_per_run"] - row["baseline"]["cpu_ms_per_run"]),
         ]
         for key, row in apps.items()
@@ -143,6 +144,7 @@ def _apps(apps: dict[str, Any]) -> list[str]:
         "baseline CPU ms/req",
         "LGOS CPU ms/req",
         "LGOS/baseline",
+        "95% CI",
         "LGOS extra ms/req",
     ]
     return _table(header, rows)

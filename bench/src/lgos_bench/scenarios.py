@@ -124,7 +124,7 @@ FULL = Plan(
     worker_concurrency=TARGET_CONCURRENCY,
     idle_apis=APIS,
     idle_streams=256,
-    inprocess_runs=300,
+    inprocess_runs=600,
 )
 QUICK = Plan(
     concurrencies=(TARGET_CONCURRENCY,),
@@ -137,5 +137,5 @@ QUICK = Plan(
     worker_concurrency=TARGET_CONCURRENCY,
     idle_apis=("chat",),
     idle_streams=32,
-    inprocess_runs=40,
+    inprocess_runs=20,
 )

@@ -35,7 +35,7 @@ from lgos_bench.load import client_for, run_load, warm
 from lgos_bench.procstat import CLOCK_TICKS, machine_busy_seconds
 from lgos_bench.scenarios import TARGET_CONCURRENCY, Plan, Scenario
 from lgos_bench.servers import UVICORN_FLAGS, Placement, ServerProcess
-from lgos_bench.targets import evaluate_targets, extra_costs
+from lgos_bench.targets import evaluate_inprocess, evaluate_targets, extra_costs
 from lgos_bench.workload import Workload
 
 Log = Callable[[str], None]
@@ -285,5 +285,7 @@ def run_suite(config: RunConfig, log: Log) -> dict[str, Any]:
     results["extra_costs"] = extra_costs(
         results["inprocess"]["apps"], results["variants"]
     )
-    results["targets"] = evaluate_targets(results["scenarios"])
+    results["targets"] = evaluate_targets(results["scenarios"]) + evaluate_inprocess(
+        results["inprocess"]["apps"]
+    )
     return results

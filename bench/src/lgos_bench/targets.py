@@ -2,7 +2,9 @@
 
 Targets (LGOS against the baseline of the same run):
 - server CPU per request at concurrency 8: streaming <= 1.3x, non-streaming <= 1.2x;
-- time to first text delta (p50) at concurrency 1: within 2 ms of the baseline.
+- time to first text delta (p50) at concurrency 1: within 2 ms of the baseline;
+- in process (``alternate.py``: no sockets, both apps alternated request by
+  request), non-streamed CPU per request <= 1.10x.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from lgos_bench.workload import CITED, PLAIN, STATUS, TOOL
 STREAM_CPU_LIMIT = 1.3
 JSON_CPU_LIMIT = 1.2
 FIRST_DELTA_LIMIT_MS = 2.0
+INPROCESS_JSON_LIMIT = 1.10
 VARIANT_LABELS = {
     STATUS: "commentary (3 status events)",
     CITED: "citations (2)",
@@ -67,6 +70,26 @@ def evaluate_targets(scenarios: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "limit": f"<= {FIRST_DELTA_LIMIT_MS} ms",
                 "value": gap,
                 "met": None if gap is None else gap <= FIRST_DELTA_LIMIT_MS,
+            }
+        )
+    return targets
+
+
+def evaluate_inprocess(apps: dict[str, Any]) -> list[dict[str, Any]]:
+    """Non-streamed CPU per request in process, LGOS / baseline."""
+    targets = []
+    for api in ("chat", "responses"):
+        key = f"{api}/json/{PLAIN.removeprefix('bench-')}"
+        row = apps.get(key)
+        value = row["ratio"] if row else None
+        targets.append(
+            {
+                "kind": "inprocess",
+                "scenario": key if row else None,
+                "target": f"{api} non-streaming: CPU/request ratio in process",
+                "limit": f"<= {INPROCESS_JSON_LIMIT}x",
+                "value": value,
+                "met": None if value is None else value <= INPROCESS_JSON_LIMIT,
             }
         )
     return targets

@@ -1,0 +1,301 @@
+"""``lgos-bench inprocess``: CPU per request of two apps in this process,
+alternated round by round, with the spread of their ratio.
+
+A side is ``baseline`` (the hand-written app), ``lgos`` (LGOS as the socket
+bench serves it) or ``lgos:LGOS_NAME=value[,LGOS_NAME=value...]``: LGOS built
+with those settings in its environment, as ``lgos serve`` would read them.
+``--compare A B`` reports B against A; the default is ``baseline lgos``, and
+two LGOS sides compare configurations (metrics off against on, the response
+store off against on). Each request is handed straight to the app's ASGI
+callable, as httpx's ASGITransport does, without the client's own cost, so
+the figure is the app's: no socket, no load generator, no uvicorn.
+``alternate.py`` says how rounds and the spread are measured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import AsyncExitStack, ExitStack, contextmanager
+from dataclasses import dataclass, replace
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI
+from langgraph_openai_serve.settings import Settings
+
+from lgos_bench.alternate import alternate, ratio_spread
+from lgos_bench.inprocess import APPS, call_app
+from lgos_bench.procstat import machine_busy_seconds
+from lgos_bench.report import RESULTS_DIR, fmt, write_pair
+from lgos_bench.scenarios import APIS, Api, target
+from lgos_bench.suite import background_cores, library_revision
+from lgos_bench.targets import INPROCESS_JSON_LIMIT
+from lgos_bench.workload import DEFAULT_TOKENS, Workload
+
+Log = Callable[[str], None]
+
+ROUNDS = 1000
+"""Alternations per scenario; each side serves ``concurrency`` requests in each."""
+QUICK_ROUNDS = 40
+DEFAULT_KEYS = tuple(
+    f"{api}/{mode}/plain" for api in APIS for mode in ("json", "stream")
+)
+_SETTING = re.compile(r"LGOS_[A-Z0-9_]+")
+_NEXT_SETTING = re.compile(r",(?=LGOS_[A-Z0-9_]+=)")
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One of the two apps compared, and the settings it is built with."""
+
+    app: str
+    env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def label(self) -> str:
+        if not self.env:
+            return self.app
+        return self.app + ":" + ",".join(f"{k}={v}" for k, v in self.env)
+
+    @classmethod
+    def parse(cls, text: str) -> Side:
+        """``baseline``, ``lgos`` or ``lgos:LGOS_A=x,LGOS_B=y``."""
+        app, _, settings = text.partition(":")
+        if app not in APPS:
+            raise ValueError(f"{text!r}: a side is 'baseline', 'lgos' or 'lgos:...'")
+        pairs = []
+        for item in _NEXT_SETTING.split(settings) if settings else []:
+            name, equals, value = item.partition("=")
+            if app == "baseline":
+                raise ValueError(f"{text!r}: the baseline takes no settings")
+            field = name.removeprefix("LGOS_")
+            if not equals or not _SETTING.fullmatch(name):
+                raise ValueError(f"{item!r}: expected LGOS_NAME=value")
+            if field not in Settings.model_fields:
+                raise ValueError(f"{name} is not an LGOS setting (settings.py)")
+            pairs.append((name, value))
+        return cls(app, tuple(pairs))
+
+    def with_default(self, name: str, value: str) -> Side:
+        """This side with ``name`` set unless it sets it (LGOS sides only)."""
+        if self.app != "lgos" or any(key == name for key, _ in self.env):
+            return self
+        return replace(self, env=(*self.env, (name, value)))
+
+
+@contextmanager
+def environment(pairs: tuple[tuple[str, str], ...]) -> Iterator[None]:
+    """``pairs`` in ``os.environ`` for the block, then as they were."""
+    saved = {name: os.environ.get(name) for name, _ in pairs}
+    os.environ.update(pairs)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    keys: tuple[str, ...] = DEFAULT_KEYS
+    rounds: int = ROUNDS
+    concurrency: int = 1
+    tokens: int = DEFAULT_TOKENS
+
+
+def parse_key(key: str) -> tuple[Api, bool, str]:
+    """``chat/json/plain`` -> (API, streamed, model id)."""
+    try:
+        api, mode, model = key.split("/")
+    except ValueError:
+        api = mode = model = ""
+    if api not in APIS or mode not in ("json", "stream") or not model:
+        raise ValueError(f"{key!r}: expected chat|responses/json|stream/MODEL")
+    return (
+        ("chat" if api == "chat" else "responses"),
+        mode == "stream",
+        f"bench-{model}",
+    )
+
+
+async def started(side: Side, workload: Workload, stack: AsyncExitStack) -> FastAPI:
+    """``side``'s app, built and started with its settings in the environment
+    (settings are read when the app is built and when it starts); ``stack``
+    stops it."""
+    with environment(side.env):
+        app = APPS[side.app](workload)
+        await stack.enter_async_context(app.router.lifespan_context(app))
+    return app
+
+
+async def _measure(
+    sides: tuple[Side, Side], plan: Plan, log: Log
+) -> list[dict[str, Any]]:
+    workload = Workload(tokens=plan.tokens)
+    rows = []
+    async with AsyncExitStack() as stack:
+        apps = [await started(side, workload, stack) for side in sides]
+        for key in plan.keys:
+            api, stream, model = parse_key(key)
+            request = target(api, model, stream=stream)
+            calls = {
+                name: partial(call_app, app, request)
+                for name, app in zip("ab", apps, strict=True)
+            }
+            busy0, own0, wall0 = (
+                machine_busy_seconds(),
+                time.process_time(),
+                time.monotonic(),
+            )
+            measured = await alternate(
+                calls,
+                rounds=plan.rounds,
+                batch=plan.concurrency,
+                concurrency=plan.concurrency,
+            )
+            own = time.process_time() - own0
+            wall = time.monotonic() - wall0
+            other = max(0.0, machine_busy_seconds() - busy0 - own) / wall
+            spread = ratio_spread(measured["b"], measured["a"])
+            row = {
+                "key": key,
+                "stream": stream,
+                "a_cpu_ms": measured["a"].cpu_ms,
+                "b_cpu_ms": measured["b"].cpu_ms,
+                "ratio": spread,
+                "other_cores_busy": other,
+                "seconds": wall,
+            }
+            log(_progress(row))
+            rows.append(row)
+    return rows
+
+
+def _progress(row: dict[str, Any]) -> str:
+    ratio = row["ratio"]
+    return (
+        f"  {row['key']:24} CPU ms/req A {row['a_cpu_ms']:.3f} "
+        f"B {row['b_cpu_ms']:.3f}  B/A {ratio['ratio']:.3f} "
+        f"(95% CI {ratio['ci_low']:.3f}-{ratio['ci_high']:.3f}, blocks "
+        f"{ratio['block_min']:.3f}-{ratio['block_max']:.3f}); other processes "
+        f"{row['other_cores_busy']:.2f} cores"
+    )
+
+
+def run(
+    sides: tuple[Side, Side],
+    plan: Plan,
+    log: Log,
+    *,
+    postgres: bool = False,
+    limit: float | None = None,
+) -> dict[str, Any]:
+    """Both sides on every scenario of ``plan``; ``postgres`` starts a
+    throwaway PostgreSQL (``lgos db-setup``) for the LGOS sides."""
+    meta = {
+        "mode": "inprocess",
+        "lgos_revision": library_revision(),
+        "background_cores_before": round(background_cores(), 2),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "a": sides[0].label,
+        "b": sides[1].label,
+        "rounds": plan.rounds,
+        "concurrency": plan.concurrency,
+        "tokens": plan.tokens,
+        "postgres": postgres,
+        "cores": sorted(os.sched_getaffinity(0)),
+    }
+    with ExitStack() as stack:
+        if postgres:
+            from lgos_bench.background import postgres_database
+
+            folder = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="lgos-bench-")
+            )
+            database = stack.enter_context(postgres_database(Path(folder), log))
+            url = database.url
+            sides = (
+                sides[0].with_default("LGOS_DATABASE_URL", url),
+                sides[1].with_default("LGOS_DATABASE_URL", url),
+            )
+        log(
+            f"A = {meta['a']}, B = {meta['b']}: {plan.rounds} rounds of "
+            f"{plan.concurrency} concurrent request(s) per side"
+        )
+        rows = asyncio.run(_measure(sides, plan, log))
+    return {"meta": meta, "rows": rows, "targets": targets(meta, rows, limit)}
+
+
+def targets(
+    meta: dict[str, Any], rows: list[dict[str, Any]], limit: float | None
+) -> list[dict[str, Any]]:
+    """``limit`` on every row when given; else, for the baseline against
+    plain LGOS, issue 39's non-streamed 1.10x."""
+    judged: list[tuple[dict[str, Any], float]] = []
+    if limit is not None:
+        judged = [(row, limit) for row in rows]
+    elif meta["a"] == "baseline" and meta["b"] == "lgos":
+        judged = [(row, INPROCESS_JSON_LIMIT) for row in rows if not row["stream"]]
+    return [
+        {
+            "scenario": row["key"],
+            "limit": bound,
+            "value": row["ratio"]["ratio"],
+            "met": row["ratio"]["ratio"] <= bound,
+        }
+        for row, bound in judged
+    ]
+
+
+def render(results: dict[str, Any]) -> str:
+    meta = results["meta"]
+    lines = [
+        f"# lgos-bench inprocess: B = `{meta['b']}` against A = `{meta['a']}`",
+        "",
+        f"LGOS {meta['lgos_revision']}, started {meta['started']}; other "
+        f"processes kept {meta['background_cores_before']} cores busy before the "
+        f"run. {meta['rounds']} rounds of {meta['concurrency']} concurrent "
+        "request(s) per side, the order flipped every round; CPU "
+        "is this process's (`time.process_time`), each request handed straight "
+        "to the app's ASGI callable (no socket, no client). "
+        f"{meta['tokens']} tokens per answer; cores {meta['cores']}"
+        + ("; a throwaway PostgreSQL for LGOS." if meta["postgres"] else "."),
+        "",
+        "| scenario | A CPU ms/req | B CPU ms/req | B/A | 95% CI | "
+        "tenths of the run: min–max | other processes, cores busy |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in results["rows"]:
+        ratio = row["ratio"]
+        cells = [
+            row["key"],
+            fmt(row["a_cpu_ms"], 3),
+            fmt(row["b_cpu_ms"], 3),
+            f"{ratio['ratio']:.3f}×",
+            f"{ratio['ci_low']:.3f}–{ratio['ci_high']:.3f}",
+            f"{ratio['block_min']:.3f}–{ratio['block_max']:.3f}",
+            fmt(row["other_cores_busy"], 2),
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    if results["targets"]:
+        lines += ["", "| target | limit | value | met |", "|---|---|---|---|"]
+        for item in results["targets"]:
+            lines.append(
+                f"| {item['scenario']}: CPU/request B/A | <= {item['limit']}x | "
+                f"{item['value']:.3f} | {fmt(item['met'])} |"
+            )
+    return "\n".join(lines)
+
+
+def write(results: dict[str, Any], directory: Path = RESULTS_DIR) -> tuple[Path, Path]:
+    """``<timestamp>-inprocess.md`` and ``.json`` in ``directory``."""
+    return write_pair(results, render(results), directory)
