@@ -17,6 +17,7 @@ from langgraph_openai_serve.background.postgres.queue import (
     ProcrastinateBackend,
 )
 from langgraph_openai_serve.background.protocol import BackgroundJob
+from langgraph_openai_serve.batches.queue import TASK_NAME as BATCH_STEP
 from procrastinate.jobs import Status
 
 pytestmark = pytest.mark.anyio
@@ -71,6 +72,10 @@ async def test_the_query_counts_ready_and_running_jobs_of_the_worker_queue(
     waiting = list(await manager.list_jobs_async(queue=QUEUE, status="todo"))
     assert waiting[0].id is not None
     assert await manager.cancel_job_by_id_async(waiting[0].id)
+    # A Batch API step is a job of the same queue: a worker runs it too.
+    await queue.app.configure_task(BATCH_STEP, queue=QUEUE).defer_async(
+        kind="chunk", batch_id="batch_deploy_test", chunk=0
+    )
     # A retry due in an hour, and jobs of another queue, need no worker now.
     await queue.app.configure_task(
         TASK_NAME, lock="later", schedule_in={"hours": 1}
@@ -83,10 +88,11 @@ async def test_the_query_counts_ready_and_running_jobs_of_the_worker_queue(
     trigger = _trigger(base)
     jobs = _metric(set_up_database, trigger["query"])
 
-    # 3 running (5 fetched, 2 ended) + 6 ready (12 - 5 fetched - 1 cancelled).
-    assert jobs == 9
+    # 3 running (5 fetched, 2 ended) + 6 ready (12 - 5 fetched - 1
+    # cancelled) + the batch step.
+    assert jobs == 10
     target = float(trigger["targetQueryValue"])
-    # KEDA's HPA: ceil(metric / target) workers; 9 jobs at 8 per worker.
+    # KEDA's HPA: ceil(metric / target) workers; 10 jobs at 8 per worker.
     assert math.ceil(jobs / target) == 2
 
 
