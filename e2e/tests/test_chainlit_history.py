@@ -65,8 +65,9 @@ def test_a_page_reloaded_mid_answer_shows_the_rest_as_it_comes(
 
     # Still running on the reloaded page (its stop button), then the rest of
     # the steps and the answer arrive without another reload.
-    expect(chainlit.stop_button).to_be_visible()
     expect(chainlit.user_messages.filter(has_text="yearly report")).to_be_visible()
+    expect(chainlit.stop_button).to_be_visible()
+    chainlit.watch_answers()  # the answer starts after the last step
     progress = chainlit.progress_steps
     expect(progress.get_by_text(f"Step {STEPS}/{STEPS}")).to_be_visible()
     answer = chainlit.answer_containing(f"finished after {STEPS} steps")
@@ -74,3 +75,7 @@ def test_a_page_reloaded_mid_answer_shows_the_rest_as_it_comes(
     expect(chainlit.stop_button).to_have_count(0)
     expect(progress).to_have_count(1)
     expect(chainlit.answers).to_have_count(1)
+    # Streamed into the reloaded page: it showed the answer at many lengths.
+    final = answer.inner_text()
+    growing = [text for text in chainlit.answer_texts() if final.startswith(text)]
+    assert len(growing) >= 5, chainlit.answer_texts()

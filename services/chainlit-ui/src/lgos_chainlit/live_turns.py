@@ -68,8 +68,8 @@ class JoiningPage:
     async def join(self, after: Awaitable[Any]) -> None:
         """Once ``after`` is done (the page has its history), send what was
         held, in order, then each event as it comes."""
-        await asyncio.wait([asyncio.ensure_future(after)])
         try:
+            await asyncio.wait([asyncio.ensure_future(after)])
             while self._held:
                 event, data = self._held.popleft()
                 await _send(self._emit, event, data)
