@@ -15,12 +15,15 @@ import pytest
 from deploy_support import (
     KUBERNETES_DIR,
     Rendered,
+    RunningApi,
     containers,
     copy_with_secrets,
+    generated_secrets,
     kustomizations,
     local_command,
 )
 from deploy_support import render as kustomize
+from lgos_testkit import free_port, running
 
 
 @pytest.fixture
@@ -108,3 +111,41 @@ def set_up_database(postgres_url: str, base: Rendered) -> Iterator[str]:
         yield url
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def production(rendered: dict[str, Rendered]) -> Rendered:
+    return rendered["overlays/production"]
+
+
+@pytest.fixture(scope="session")
+def api(
+    base: Rendered, set_up_database: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningApi]:
+    """``lgos serve`` as the base runs it, on the set-up database and the
+    try-out's generated keys (in the formats it parses)."""
+    tmp_path = tmp_path_factory.mktemp("api")
+    keys = generated_secrets(tmp_path / "secrets")
+    port = free_port()
+    argv, env = local_command(
+        base,
+        base.get("Deployment", "lgos-api"),
+        "api",
+        tmp_path,
+        LGOS_DATABASE_URL=set_up_database,
+        LGOS_API_KEYS=keys["api.env"]["api-keys"],
+        DEMO_FILES_API_KEY=keys["files.env"]["client-key"],
+        LGOS_BATCH_FILES_API_KEY=keys["files.env"]["service-key"],
+        LGOS_HOST="127.0.0.1",
+        LGOS_PORT=str(port),
+    )
+    url = f"http://127.0.0.1:{port}"
+    # Started once the OpenAI routes answer: the probes are the tests'.
+    with running(
+        argv,
+        log=tmp_path / "api.log",
+        name="lgos serve",
+        env=env,
+        health_url=f"{url}/v1/health",
+    ) as process:
+        yield RunningApi(process, url, keys["api.env"]["client-key"])

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from lgos_testkit import RunningProcess
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 KUBERNETES_DIR = REPO_ROOT / "deploy" / "kubernetes"
@@ -118,6 +119,16 @@ class Rendered:
 
     def workloads(self) -> list[dict[str, Any]]:
         return [o for o in self.objects if o["kind"] in WORKLOAD_KINDS]
+
+
+@dataclass(frozen=True)
+class RunningApi:
+    """``lgos serve`` started as the base runs it (the ``api`` fixture)."""
+
+    process: RunningProcess
+    url: str
+    client_key: str
+    """The key LiteLLM and other clients send (lgos-api: client-key)."""
 
 
 def pod_spec(workload: dict[str, Any]) -> dict[str, Any]:

@@ -5,15 +5,13 @@ by local ones), on a real PostgreSQL the db-setup Job set up."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import yaml
-from deploy_support import Rendered, container, generated_secrets, local_command
+from deploy_support import Rendered, RunningApi, container, local_command
 from langgraph_openai_serve import Settings
 from lgos_testkit import RunningProcess, free_port, running, wait_until
 
@@ -47,43 +45,6 @@ def _metrics_path(result: Rendered, monitor: str) -> str:
     (endpoint,) = result.get("PodMonitor", monitor)["spec"]["podMetricsEndpoints"]
     path: str = endpoint["path"]
     return path
-
-
-@pytest.fixture(scope="module")
-def production(rendered: dict[str, Rendered]) -> Rendered:
-    return rendered["overlays/production"]
-
-
-@pytest.fixture(scope="module")
-def api(
-    base: Rendered, set_up_database: str, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[RunningProcess, str, str]]:
-    tmp_path = tmp_path_factory.mktemp("api")
-    keys = generated_secrets(tmp_path / "secrets")
-    port = free_port()
-    argv, env = local_command(
-        base,
-        base.get("Deployment", "lgos-api"),
-        "api",
-        tmp_path,
-        LGOS_DATABASE_URL=set_up_database,
-        # The try-out's generated values: in the formats lgos serve parses.
-        LGOS_API_KEYS=keys["api.env"]["api-keys"],
-        DEMO_FILES_API_KEY=keys["files.env"]["client-key"],
-        LGOS_BATCH_FILES_API_KEY=keys["files.env"]["service-key"],
-        LGOS_HOST="127.0.0.1",
-        LGOS_PORT=str(port),
-    )
-    url = f"http://127.0.0.1:{port}"
-    # Started once the OpenAI routes answer: the probes are the tests'.
-    with running(
-        argv,
-        log=tmp_path / "api.log",
-        name="lgos serve",
-        env=env,
-        health_url=f"{url}/v1/health",
-    ) as process:
-        yield process, url, keys["api.env"]["client-key"]
 
 
 @pytest.fixture
@@ -124,10 +85,8 @@ def _serves(process: RunningProcess, url: str, paths: set[str]) -> None:
 
 
 @needs_health_routes
-def test_the_api_answers_its_probes(
-    base: Rendered, api: tuple[RunningProcess, str, str]
-) -> None:
-    process, url, _key = api
+def test_the_api_answers_its_probes(base: Rendered, api: RunningApi) -> None:
+    process, url = api.process, api.url
     box = container(base.get("Deployment", "lgos-api"), "api")
 
     _serves(process, url, _probe_paths(box))
@@ -135,9 +94,9 @@ def test_the_api_answers_its_probes(
 
 @needs_metrics
 def test_the_api_serves_what_its_monitor_scrapes(
-    production: Rendered, api: tuple[RunningProcess, str, str]
+    production: Rendered, api: RunningApi
 ) -> None:
-    process, url, _key = api
+    process, url = api.process, api.url
 
     _serves(process, url, {_metrics_path(production, "lgos-api")})
 
@@ -160,33 +119,3 @@ def test_a_worker_serves_what_its_monitor_scrapes(
     process, url = worker
 
     _serves(process, url, {_metrics_path(production, "lgos-worker")})
-
-
-def test_the_litellm_model_sync_lists_every_graph_with_the_api_key_it_is_given(
-    rendered: dict[str, Rendered],
-    api: tuple[RunningProcess, str, str],
-    tmp_path: Path,
-) -> None:
-    # The init container as the component writes it, the API's Service
-    # address replaced by the local process: the key comes from the same
-    # Secret key the API's LGOS_API_KEYS holds (lgos-api: client-key).
-    production = rendered["overlays/production"]
-    litellm = production.get("Deployment", "lgos-litellm")
-    _process, url, client_key = api
-    argv, env = local_command(
-        production, litellm, "model-sync", tmp_path, LGOS_API_KEY=client_key
-    )
-    argv = [word.replace("http://lgos-api:8000", url) for word in argv]
-    argv = [word.replace("/etc/litellm/synced", str(tmp_path)) for word in argv]
-
-    result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
-
-    assert result.returncode == 0, result.stderr
-    config = yaml.safe_load((tmp_path / "config.yaml").read_text())
-    names = {entry["model_name"] for entry in config["model_list"]}
-    assert {"lgos/simple", "lgos/interrupts"} <= names
-    keys = {entry["litellm_params"]["api_key"] for entry in config["model_list"]}
-    # What the LiteLLM container resolves from its own LGOS_API_KEY.
-    assert keys == {"os.environ/LGOS_API_KEY"}
-    container_env = {e["name"] for e in container(litellm, "litellm")["env"]}
-    assert "LGOS_API_KEY" in container_env
