@@ -226,3 +226,31 @@ def generated_secrets(folder: Path) -> dict[str, dict[str, str]]:
         path.name: dict(line.split("=", 1) for line in path.read_text().splitlines())
         for path in sorted(folder.glob("*.env"))
     }
+
+
+def references(obj: dict[str, Any]) -> set[tuple[str, str]]:
+    """(kind, name) of every ConfigMap and Secret a pod or KEDA object names."""
+    found: set[tuple[str, str]] = set()
+    if obj["kind"] == "TriggerAuthentication":
+        for ref in obj["spec"].get("secretTargetRef", []):
+            found.add(("Secret", ref["name"]))
+    if "template" not in obj.get("spec", {}):
+        return found
+    for box in containers(obj):
+        for item in box.get("env", []):
+            source = item.get("valueFrom", {})
+            if "secretKeyRef" in source:
+                found.add(("Secret", source["secretKeyRef"]["name"]))
+            if "configMapKeyRef" in source:
+                found.add(("ConfigMap", source["configMapKeyRef"]["name"]))
+        for source in box.get("envFrom", []):
+            if "configMapRef" in source:
+                found.add(("ConfigMap", source["configMapRef"]["name"]))
+            if "secretRef" in source:
+                found.add(("Secret", source["secretRef"]["name"]))
+    for volume in pod_spec(obj).get("volumes", []):
+        if "configMap" in volume:
+            found.add(("ConfigMap", volume["configMap"]["name"]))
+        if "secret" in volume:
+            found.add(("Secret", volume["secret"]["secretName"]))
+    return found

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 from deploy_support import (
@@ -13,10 +12,9 @@ from deploy_support import (
     REPO_ROOT,
     TRY_OUT,
     Rendered,
-    containers,
     copy_trees,
     kustomizations,
-    pod_spec,
+    references,
     render,
 )
 
@@ -55,39 +53,11 @@ def test_no_secret_value_is_committed(rendered: dict[str, Rendered]) -> None:
             assert not result.of_kind("Secret"), result.name
 
 
-def _references(obj: dict[str, Any]) -> set[tuple[str, str]]:
-    """(kind, name) of every ConfigMap and Secret a pod or KEDA object names."""
-    found: set[tuple[str, str]] = set()
-    if obj["kind"] == "TriggerAuthentication":
-        for ref in obj["spec"].get("secretTargetRef", []):
-            found.add(("Secret", ref["name"]))
-    if "template" not in obj.get("spec", {}):
-        return found
-    for box in containers(obj):
-        for item in box.get("env", []):
-            source = item.get("valueFrom", {})
-            if "secretKeyRef" in source:
-                found.add(("Secret", source["secretKeyRef"]["name"]))
-            if "configMapKeyRef" in source:
-                found.add(("ConfigMap", source["configMapKeyRef"]["name"]))
-        for source in box.get("envFrom", []):
-            if "configMapRef" in source:
-                found.add(("ConfigMap", source["configMapRef"]["name"]))
-            if "secretRef" in source:
-                found.add(("Secret", source["secretRef"]["name"]))
-    for volume in pod_spec(obj).get("volumes", []):
-        if "configMap" in volume:
-            found.add(("ConfigMap", volume["configMap"]["name"]))
-        if "secret" in volume:
-            found.add(("Secret", volume["secret"]["secretName"]))
-    return found
-
-
 def test_every_config_map_and_secret_named_in_the_try_out_exists(
     try_out: Rendered,
 ) -> None:
     present = {(o["kind"], o["metadata"]["name"]) for o in try_out.objects}
-    named = set().union(*(_references(obj) for obj in try_out.objects))
+    named = set().union(*(references(obj) for obj in try_out.objects))
 
     assert named
     assert named - present == set()

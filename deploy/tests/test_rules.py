@@ -15,6 +15,7 @@ from deploy_support import (
     containers,
     plain_env,
     pod_spec,
+    references,
 )
 
 MARGIN_SECONDS = 10
@@ -259,3 +260,30 @@ def test_the_litellm_component_carries_the_stacks_own_gateway_files(
     assert copied == (REPO_ROOT / original).read_bytes(), (
         f"refresh the copy: cp {original} deploy/kubernetes/{copy}"
     )
+
+
+def test_the_upgrade_selector_applies_the_setup_job_with_all_it_needs(
+    rendered: dict[str, Rendered],
+) -> None:
+    # docs/how-to/kubernetes.md, Upgrade: `kubectl apply -k ... -l
+    # 'app.kubernetes.io/component in (config,db-setup)'` runs the setup
+    # first; the Job's pod must not wait for a ConfigMap or Secret that
+    # selector leaves out (a new settings hash, a regenerated secret).
+    selected = {"config", "db-setup"}
+    for result in _all(rendered):
+        chosen = {
+            (obj["kind"], obj["metadata"]["name"])
+            for obj in result.objects
+            if obj["metadata"].get("labels", {}).get("app.kubernetes.io/component")
+            in selected
+        }
+        job = result.get("Job", "lgos-db-setup")
+        assert ("Job", "lgos-db-setup") in chosen
+        generated = {
+            (obj["kind"], obj["metadata"]["name"])
+            for obj in result.objects
+            if obj["kind"] in ("ConfigMap", "Secret")
+        }
+        needed = references(job) & generated
+        assert needed, result.name
+        assert needed <= chosen, (result.name, needed - chosen)
