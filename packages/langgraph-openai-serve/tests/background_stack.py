@@ -9,10 +9,12 @@ worker's jobs come back within seconds, not the production half-minute.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,22 @@ FAST_RECOVERY = {
 }
 
 TERMINAL = {"completed", "incomplete", "failed", "cancelled"}
+
+
+@dataclass(frozen=True)
+class ApiProcess:
+    """One ``lgos serve`` process of a stack, on its own port."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.root}/v1"
 
 
 class Stack:
@@ -84,6 +102,27 @@ class Stack:
         self._start_api(port)
         return f"http://127.0.0.1:{port}/v1"
 
+    def serve(
+        self, port: int | None = None, log: Path | None = None, **env: str
+    ) -> ApiProcess:
+        """One more ``lgos serve`` (on ``port``, else a free one) with
+        ``env`` added, its output in ``log``; returned once it is ready
+        (``/health/ready``: its database and queue answer)."""
+        port = port or free_port()
+        api = self._spawn("serve", "--port", str(port), env=env, log=log)
+        url = f"http://127.0.0.1:{port}/health/ready"
+
+        def ready() -> bool:
+            if api.poll() is not None:
+                raise RuntimeError(f"lgos serve on port {port} exited starting")
+            try:
+                return httpx.get(url, timeout=5).is_success
+            except httpx.TransportError:
+                return False
+
+        wait_until(ready, STARTUP_SECONDS, f"lgos serve on port {port}")
+        return ApiProcess(api, port)
+
     def _start_api(self, port: int) -> subprocess.Popen[bytes]:
         api = self._spawn("serve", "--port", str(port))
 
@@ -112,11 +151,18 @@ class Stack:
     def start_worker(self, **env: str) -> subprocess.Popen[bytes]:
         return self._spawn("worker", env=env)
 
-    def _spawn(self, *args: str, env: dict[str, str] | None = None) -> Any:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "langgraph_openai_serve.cli", *args],
-            env={**self.env, **(env or {})},
-        )
+    def _spawn(
+        self, *args: str, env: dict[str, str] | None = None, log: Path | None = None
+    ) -> Any:
+        """``lgos *args``; its output goes to ``log`` (appended) when given."""
+        with contextlib.ExitStack() as files:
+            out = files.enter_context(log.open("ab")) if log is not None else None
+            process = subprocess.Popen(
+                [sys.executable, "-m", "langgraph_openai_serve.cli", *args],
+                env={**self.env, **(env or {})},
+                stdout=out,
+                stderr=subprocess.STDOUT if out is not None else None,
+            )
         self.processes.append(process)
         return process
 

@@ -26,6 +26,7 @@ from langgraph_openai_serve.background.worker import run_worker
 from langgraph_openai_serve.batches.postgres import PostgresBatchStore
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.logs import configure_logging
+from langgraph_openai_serve.operations.drain import drain_on_sigterm
 from langgraph_openai_serve.operations.health_port import HealthPortError
 from langgraph_openai_serve.server import LanggraphOpenaiServe, postgres_background
 from langgraph_openai_serve.settings import Settings
@@ -37,6 +38,7 @@ _FLAGS = {
     "workers": "LGOS_WORKERS",
     "prefix": "LGOS_OPENAI_API_PREFIX",
     "shutdown_timeout": "LGOS_SHUTDOWN_TIMEOUT",
+    "drain_delay": "LGOS_DRAIN_DELAY",
     "log_format": "LGOS_LOG_FORMAT",
 }
 
@@ -81,7 +83,9 @@ def create_app() -> FastAPI:
     configure_logging(settings.LOG_FORMAT, settings.LOG_LEVEL)
     registry = load_registry(settings.REGISTRY)
     server = LanggraphOpenaiServe(graphs=registry, settings=settings)
-    return server.bind_openai_api().app
+    app = server.bind_openai_api().app
+    drain_on_sigterm(app, server.lifecycle, settings.DRAIN_DELAY)
+    return app
 
 
 def _bound_server() -> LanggraphOpenaiServe:
@@ -134,6 +138,11 @@ def _parser() -> argparse.ArgumentParser:
         "--shutdown-timeout",
         type=int,
         help="seconds in-flight streams get to finish on shutdown",
+    )
+    serve.add_argument(
+        "--drain-delay",
+        type=float,
+        help="seconds to keep serving, not-ready, after SIGTERM",
     )
     serve.add_argument("--log-format", choices=["json", "text"])
     worker = commands.add_parser(

@@ -163,6 +163,7 @@ class LanggraphOpenaiServe:
             responses=responses,
             conversations=conversation_store(responses),
             batches=batches,
+            lifecycle=self.lifecycle,
         )
         routers = (
             model_routes.router,

@@ -179,6 +179,12 @@ class Settings(BaseSettings):
     """uvicorn worker processes ``lgos serve`` starts."""
     SHUTDOWN_TIMEOUT: int = Field(default=30, ge=0)
     """Seconds in-flight requests and streams get to finish on shutdown."""
+    DRAIN_DELAY: float = Field(default=0.0, ge=0)
+    """Seconds a SIGTERMed ``lgos serve`` goes on serving, not-ready
+    (``/health/ready`` answers 503, responses carry ``Connection: close``),
+    before it stops accepting: long enough for the load balancer to stop
+    routing to it (its probe interval times its failure threshold, or
+    Kubernetes' endpoint removal). Then ``SHUTDOWN_TIMEOUT`` applies."""
     LOG_FORMAT: Literal["json", "text"] = "json"
     """``lgos serve`` writes log records to stderr as JSON lines or plain text."""
     LOG_LEVEL: str = "INFO"

@@ -7,7 +7,10 @@ producer is silent a ``: ping`` comment is sent every ``ping_interval``
 seconds. A client that disconnects cancels the producer at once, even while
 the graph is silent. When the server cancels the response itself (its
 shutdown deadline passed), the stream still ends the protocol's way: the
-frames already made, then the ``on_cut`` frame, instead of a bare close.
+frames already made, then the ``on_cut`` frame, instead of a bare close. A
+stream that can be resumed elsewhere (a background run's, from
+``starting_after``) is given ``ends_with``: when that lifecycle stops, the
+stream ends cleanly after its last whole event.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from collections.abc import AsyncIterator, Callable
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
+
+from langgraph_openai_serve.operations.lifecycle import Lifecycle
 
 logger = logging.getLogger("langgraph_openai_serve")
 
@@ -87,11 +92,14 @@ class EventStreamResponse(Response):
         ping_interval: float = DEFAULT_PING_INTERVAL,
         headers: list[tuple[bytes, bytes]] | None = None,
         on_cut: Callable[[], bytes] | None = None,
+        ends_with: Lifecycle | None = None,
     ) -> None:
         self.frames = frames
         self.ping_interval = ping_interval
         self.on_cut = on_cut
         """The failure frame ending a stream the server cancels."""
+        self.ends_with = ends_with
+        """The process lifecycle whose stop ends this (resumable) stream."""
         self.status_code = 200
         self.background = None
         self.raw_headers = [*_HEADERS, *(headers or ())]
@@ -104,6 +112,13 @@ class EventStreamResponse(Response):
         )
         producer = asyncio.create_task(self._produce(mailbox))
         watcher = asyncio.create_task(self._watch(receive, mailbox, disconnected))
+        # The producer's end closes the mailbox: the frames made so far go
+        # out, then the stream's normal end.
+        unsubscribe = (
+            self.ends_with.on_stop(producer.cancel)
+            if self.ends_with is not None
+            else None
+        )
         body = b""
         try:
             while True:
@@ -139,6 +154,8 @@ class EventStreamResponse(Response):
                     )
             raise
         finally:
+            if unsubscribe is not None:
+                unsubscribe()
             watcher.cancel()
             producer.cancel()
             await _settle(producer, watcher)

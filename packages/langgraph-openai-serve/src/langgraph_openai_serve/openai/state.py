@@ -23,6 +23,7 @@ from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.openai.auth import internal_scope
 from langgraph_openai_serve.openai.request_body import BodyLimits
+from langgraph_openai_serve.operations.lifecycle import Lifecycle
 from langgraph_openai_serve.webhooks.protocol import Announce, announce_nothing
 
 CheckpointScope = Callable[[Request], str | Awaitable[str]]
@@ -96,6 +97,9 @@ class ServeState:
     stateless. The background runtime's store is this same one when set."""
     conversations: ConversationStore | None = None
     """Kept Conversations: set exactly when ``responses`` is."""
+    lifecycle: Lifecycle = field(default_factory=Lifecycle)
+    """The process's lifecycle: followers of background runs end when it
+    stops, so their clients re-attach on another process."""
     batches: BatchRuntime | None = None
     """The Batch API's store, queue and Files API client."""
 

@@ -26,7 +26,7 @@ class Lifecycle:
         self.draining_since: float | None = None
         """``time.monotonic()`` when draining began; ``None`` while serving."""
         self.stopped = False
-        self._on_stop: set[Callable[[], None]] = set()
+        self._on_stop: set[Callable[[], object]] = set()
 
     @property
     def draining(self) -> bool:
@@ -50,7 +50,7 @@ class Lifecycle:
         for callback in callbacks:
             callback()
 
-    def on_stop(self, callback: Callable[[], None]) -> Callable[[], None]:
+    def on_stop(self, callback: Callable[[], object]) -> Callable[[], None]:
         """Call ``callback`` when the process stops (at once if it has);
         returns what unsubscribes it."""
         if self.stopped:

@@ -200,6 +200,7 @@ async def _submit_background(
         return EventStreamResponse(
             background.replay(runtime, snapshot["id"], -1),
             ping_interval=state.ping_interval,
+            ends_with=state.lifecycle,
         )
     return json_response(snapshot)
 

@@ -63,6 +63,7 @@ async def retrieve_response(
         return EventStreamResponse(
             background.replay(state.background, response_id, starting_after),
             ping_interval=state.ping_interval,
+            ends_with=state.lifecycle,
         )
     return json_response(snapshot)
 
