@@ -9,6 +9,7 @@ lgos-bench inprocess --compare lgos:LGOS_X=a lgos:LGOS_X=b   two LGOS settings
 lgos-bench instructions    instructions per request under callgrind, both apps
 lgos-bench background      submit-to-first-event latency of background Responses
 lgos-bench store           server CPU per request with the response store off and on
+lgos-bench batches         a 10,000-line batch: lines/s with 1 and 2 workers, memory
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lgos_bench import background, compare, report, store
+from lgos_bench import background, batches, compare, report, store
 from lgos_bench.instructions import count_all
 from lgos_bench.instructions import markdown as instructions_markdown
 from lgos_bench.procstat import available_cores
@@ -137,6 +138,14 @@ def _instructions(requests: int) -> int:
     return 0
 
 
+def _batches(lines: int, out: Path) -> int:
+    results = batches.run(lines, say)
+    markdown, data = batches.write(results, out)
+    say("\n" + batches.render(results))
+    say(f"\nwrote {markdown} and {data}")
+    return 0
+
+
 def _background(requests: int, out: Path) -> int:
     results = background.run(requests, say)
     markdown, data = background.write(results, out)
@@ -197,6 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         return _instructions(args.requests or INSTRUCTION_REQUESTS)
     if args.scenario[:1] == ["store"]:
         return _store(config, args.seconds, args.out)
+    if args.scenario[:1] == ["batches"]:
+        return _batches(args.requests or batches.DEFAULT_LINES, args.out)
     if args.scenario[:1] == ["background"]:
         return _background(args.requests or background.DEFAULT_REQUESTS, args.out)
     if args.scenario:
