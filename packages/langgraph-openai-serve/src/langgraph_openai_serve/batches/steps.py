@@ -227,8 +227,9 @@ async def _run_chunk(runtime: BatchRuntime, batch_id: str, chunk: int) -> None:
     if stored is None or stored.status != "in_progress":
         return
     size = runtime.lines_per_job
+    watch = _Watch(runtime, batch_id)
     for line in await runtime.store.pending(batch_id, chunk * size, (chunk + 1) * size):
-        result = await _run_watched(runtime, stored, line)
+        result = await _run_watched(runtime, stored, line, watch)
         if result is None:
             return  # cancelled or expired: finalize settles the rest
         await runtime.store.record(batch_id, result)
@@ -236,11 +237,29 @@ async def _run_chunk(runtime: BatchRuntime, batch_id: str, chunk: int) -> None:
     await _finish_if_done(runtime, batch_id)
 
 
+class _Watch:
+    """Whether a chunk's batch still runs, read from the store at most every
+    ``poll_interval`` seconds: fast lines do not pay a read each, and a
+    cancel or the expiry is seen within that time."""
+
+    def __init__(self, runtime: BatchRuntime, batch_id: str) -> None:
+        self._runtime = runtime
+        self._batch_id = batch_id
+        self._checked = -math.inf
+
+    async def running(self) -> bool:
+        now = time.monotonic()
+        if now - self._checked < self._runtime.poll_interval:
+            return True
+        self._checked = now
+        return await _still_running(self._runtime, self._batch_id)
+
+
 async def _run_watched(
-    runtime: BatchRuntime, stored: StoredBatch, line: BatchLine
+    runtime: BatchRuntime, stored: StoredBatch, line: BatchLine, watch: _Watch
 ) -> LineResult | None:
     """Run ``line``; ``None`` when the batch stopped running meanwhile."""
-    if not await _still_running(runtime, stored.batch["id"]):
+    if not await watch.running():
         return None
     run = asyncio.create_task(_run_line(runtime, stored, line))
     try:
@@ -248,7 +267,7 @@ async def _run_watched(
             done, _ = await asyncio.wait({run}, timeout=runtime.poll_interval)
             if done:
                 return run.result()
-            if not await _still_running(runtime, stored.batch["id"]):
+            if not await watch.running():
                 return None
     finally:
         if not run.done():
