@@ -21,8 +21,7 @@ def _run(workers: int, rss: list[tuple[int, int, int]]) -> dict[str, object]:
         "lines_per_s_run": 50.0,
         "lines_per_s_total": 100 / 2.75,
         "worker_rss_kib": [
-            {"before": b * 1024, "after": a * 1024, "peak": p * 1024}
-            for b, a, p in rss
+            {"before": b * 1024, "after": a * 1024, "peak": p * 1024} for b, a, p in rss
         ],
     }
 
@@ -51,7 +50,8 @@ def test_the_report_gives_lines_per_second_and_worker_memory(tmp_path: Path) -> 
     assert markdown.name.endswith("-batches.md")
     assert json.loads(data.read_text()) == results
     text = markdown.read_text()
-    assert "| 1 | completed | 0.5 | 2.0 | 0.2 | 2.8 | 50 | 36 | 120 → 121 (125) |" in text
+    row = "| 1 | completed | 0.5 | 2.0 | 0.2 | 2.8 | 50 | 36 | 120 → 121 (125) |"
+    assert row in text
     assert "| 2 | completed |" in text
     assert "121 → 121 (125), 118 → 119 (120)" in text
     assert "warm-up batch of 10 lines" in text
