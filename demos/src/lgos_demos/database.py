@@ -6,7 +6,8 @@ and leases runs with ``PostgresRunCoordinator``, and background runs go to
 LGOS's PostgreSQL queue, drained by ``lgos worker``.
 
 ``lgos-demo-setup`` (``python -m lgos_demos.database``) creates every table
-(LangGraph's checkpoints, LGOS's background tables, procrastinate's schema)
+(LangGraph's checkpoints, LGOS's background and batch tables, procrastinate's
+schema)
 once, before any API process or worker starts: ``lgos-demo-stack`` runs it
 to completion first.
 """
@@ -59,6 +60,7 @@ async def setup_database(url: str) -> None:
     from langgraph_openai_serve.background.postgres.store import (
         PostgresResponseStore,
     )
+    from langgraph_openai_serve.batches.postgres import PostgresBatchStore
 
     connection = await AsyncConnection.connect(url, **POOL_KWARGS)
     async with connection as conn:
@@ -67,6 +69,7 @@ async def setup_database(url: str) -> None:
     backend = ProcrastinateBackend(url, store)
     try:
         await store.setup()
+        await PostgresBatchStore(store).setup()
         await backend.setup()
     finally:
         await backend.stop()
