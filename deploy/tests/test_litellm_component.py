@@ -77,6 +77,18 @@ def test_the_litellm_model_sync_lists_every_graph_with_the_api_key_it_is_given(
     assert "LGOS_API_KEY" in container_env
 
 
+def test_the_wait_for_the_api_passes_once_the_api_is_ready(
+    production: Rendered, api: RunningApi, tmp_path: Path
+) -> None:
+    workload = production.get("Deployment", "lgos-litellm")
+    argv, env = local_command(production, workload, "wait-for-api", tmp_path)
+    argv = [word.replace("http://lgos-api:8000", api.url) for word in argv]
+
+    result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_litellm_answers_its_probes_and_lists_every_graph(
     production: Rendered, proxy: LiteLLM
 ) -> None:
