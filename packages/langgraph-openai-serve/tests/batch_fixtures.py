@@ -22,7 +22,7 @@ from langgraph_openai_serve import (
     LanggraphOpenaiServe,
     Settings,
 )
-from lgos_testkit import FilesApi, files_api_on_seaweedfs
+from lgos_testkit import FilesApi, files_api_on_seaweedfs, free_port
 from openai import AsyncOpenAI
 
 SERVICE_KEY = "sk-lgos-batches-service"
@@ -44,6 +44,12 @@ def files_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FilesApi]:
         settings={"SERVICE_KEYS": json.dumps([SERVICE_KEY])},
     ) as api:
         yield api
+
+
+@pytest.fixture
+def unused_port() -> int:
+    """A loopback port nothing listens on."""
+    return free_port()
 
 
 @pytest.fixture(scope="session")

@@ -310,3 +310,17 @@ async def test_a_server_without_a_files_api_refuses_batches(make_client) -> None
         )
 
     assert raised.value.body["param"] == "input_file_id"  # type: ignore[index]
+
+
+async def test_an_unreachable_files_api_fails_the_batch_instead_of_hanging(
+    tenants: TenantsFactory, unused_port: int
+) -> None:
+    alice = tenants(_graphs(), BATCH_FILES_URL=f"http://127.0.0.1:{unused_port}/v1")[
+        "alice"
+    ]
+    created = await _create(alice, "file-anything")
+    done = await await_batch(alice.lgos, created.id)
+
+    assert done.status == "failed"
+    assert done.errors is not None
+    assert [e.code for e in done.errors.data or []] == ["server_error"]

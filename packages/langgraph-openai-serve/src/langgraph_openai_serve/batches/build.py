@@ -29,7 +29,7 @@ def batch_runtime(
 
     runtime = BatchRuntime(
         store=InMemoryBatchStore(),
-        queue=InProcessBatchQueue(),
+        queue=InProcessBatchQueue(lambda step: steps.give_up(runtime, step)),
         files=files_client(settings),
         known_model=lambda model: model in registry.registry,
         concurrency=settings.BATCH_CONCURRENCY,

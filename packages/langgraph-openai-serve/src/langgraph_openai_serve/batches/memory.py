@@ -188,7 +188,11 @@ class InProcessBatchQueue:
 
     transactional = False
 
-    def __init__(self) -> None:
+    def __init__(
+        self, give_up: Callable[[BatchStep], Awaitable[None]] | None = None
+    ) -> None:
+        # Called when a step raised: its batch fails rather than hanging.
+        self._give_up = give_up
         self._handler: Callable[[BatchStep], Awaitable[None]] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
         self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
@@ -219,6 +223,8 @@ class InProcessBatchQueue:
                 await self._handler(step)
         except Exception:
             logger.exception("batch.step_failed step=%s", step)
+            if self._give_up is not None:
+                await self._give_up(step)
         finally:
             lock, users = self._locks[step.lock]
             if users == 1:
