@@ -262,12 +262,15 @@ async def test_a_batch_past_its_window_expires_with_the_rest_unrun(
 
     assert done.status == "expired"
     assert done.expired_at is not None
-    assert [
-        line["custom_id"] for line in await alice.lines_of(done.output_file_id)
-    ] == ["quick"]
-    [stuck] = await alice.lines_of(done.error_file_id)
-    assert stuck["custom_id"] == "stuck"
-    assert stuck["error"]["code"] == "batch_expired"
+    output = await alice.lines_of(done.output_file_id)
+    errors = await alice.lines_of(done.error_file_id)
+    # "quick" ran if it started inside the second (on a busy machine it may
+    # not have); "stuck" never ends, so the expiry settles it. Each is in
+    # exactly one file.
+    assert sorted(line["custom_id"] for line in output + errors) == ["quick", "stuck"]
+    assert "stuck" in [line["custom_id"] for line in errors]
+    assert {line["error"]["code"] for line in errors} == {"batch_expired"}
+    assert all(line["response"] is None for line in errors)
 
 
 async def test_another_tenant_finds_no_batch_and_no_result(
