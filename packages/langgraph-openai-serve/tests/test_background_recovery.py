@@ -76,6 +76,45 @@ def test_sigterm_hands_an_unfinished_job_back_and_another_worker_runs_it(
     assert done.output_text == f"Held {tag}."
 
 
+def test_a_stopping_worker_keeps_heartbeating_so_its_run_is_not_run_twice(
+    make_stack,
+):
+    # The graceful wait is far longer than the stalled timeout (5 s here).
+    stack = make_stack(LGOS_WORKER_SHUTDOWN_TIMEOUT="120")
+    stopping = stack.start_worker()
+    tag = _tag()
+    submitted = stack.client().responses.create(
+        model="hold", input=tag, background=True
+    )
+    stack.wait_marker("started", tag)
+    ((worker_id,),) = stack.sql(
+        "SELECT worker_id FROM procrastinate_jobs WHERE lock = %s", (submitted.id,)
+    )
+    stack.start_worker()  # sweeps for stalled jobs every half second
+
+    terminate(stopping)
+    ((signalled,),) = stack.sql("SELECT now()")
+
+    def heartbeat_past_the_stalled_timeout() -> bool:
+        rows = stack.sql(
+            "SELECT last_heartbeat > %s + interval '6 seconds' "
+            "FROM procrastinate_workers WHERE id = %s",
+            (signalled, worker_id),
+        )
+        return bool(rows and rows[0][0])
+
+    # procrastinate's own heartbeat stops with the worker: without LGOS's the
+    # other worker would count this one dead and start the run again.
+    wait_until(heartbeat_past_the_stalled_timeout, 60, "a heartbeat while stopping")
+    stack.release(tag)
+    exit_code = stopping.wait(timeout=60)
+    done = stack.wait_status(submitted.id, {"completed", "failed"})
+
+    assert exit_code == 0
+    assert done.output_text == f"Held {tag}."
+    assert len(stack.markers_of("started", tag)) == 1
+
+
 def _second_start(stack: Stack, tag: str, first: Path) -> Path:
     wait_until(lambda: len(stack.markers_of("started", tag)) >= 2, 60, "a second start")
     (second,) = [p for p in stack.markers_of("started", tag) if p != first]

@@ -10,7 +10,7 @@ run its jobs again).
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 from typing import TYPE_CHECKING, Any
 
 from langgraph_openai_serve.background.postgres.queue import QUEUE
@@ -18,6 +18,8 @@ from langgraph_openai_serve.operations.readiness import NotReady
 
 if TYPE_CHECKING:
     from langgraph_openai_serve.background.postgres.queue import ProcrastinateBackend
+
+logger = logging.getLogger("langgraph_openai_serve")
 
 _HEARTBEAT_AGE = (
     "SELECT extract(epoch FROM now() - last_heartbeat) AS age "
@@ -41,6 +43,7 @@ class QueueWorker:
 
         self.backend = backend
         self.stalled_check_interval = stalled_check_interval
+        self.heartbeat_interval = heartbeat_interval
         self._worker = Worker(
             app=backend.app,
             queues=[QUEUE],
@@ -54,25 +57,46 @@ class QueueWorker:
             delete_jobs="successful",
         )
         self._stop_requested = False
+        self._stopping = asyncio.Event()
 
     async def run(self) -> None:
         """Take and run jobs until ``stop()``; then finish or hand back the
         running ones within the shutdown timeout, and return."""
-        sweeper = asyncio.create_task(
-            self.backend.sweep_forever(self.stalled_check_interval)
-        )
+        helpers = [
+            asyncio.create_task(
+                self.backend.sweep_forever(self.stalled_check_interval)
+            ),
+            asyncio.create_task(self._heartbeat_while_stopping()),
+        ]
         try:
             if not self._stop_requested:
                 await self._worker.run()  # type: ignore[no-untyped-call]
         finally:
-            sweeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await sweeper
+            for helper in helpers:
+                helper.cancel()
+            await asyncio.gather(*helpers, return_exceptions=True)
 
     def stop(self) -> None:
         """Take no new job; ``run()`` returns once running ones are settled."""
         self._stop_requested = True
+        self._stopping.set()
         self._worker.stop()  # type: ignore[no-untyped-call]
+
+    async def _heartbeat_while_stopping(self) -> None:
+        """procrastinate stops heartbeating as soon as its worker stops, but
+        the jobs it runs get the whole shutdown timeout to finish: past the
+        stalled timeout the other workers would count it as dead and run
+        them a second time, beside it. So the heartbeat goes on here until
+        the worker unregisters."""
+        await self._stopping.wait()
+        while True:
+            worker_id = self._worker.worker_id
+            if worker_id is not None:
+                try:
+                    await self.backend.app.job_manager.update_heartbeat(worker_id)
+                except Exception:
+                    logger.exception("background.stopping_heartbeat_failed")
+            await asyncio.sleep(self.heartbeat_interval)
 
     async def check(self) -> None:
         """Raise ``NotReady`` unless registered and heartbeating."""
