@@ -96,11 +96,11 @@ class Stack:
         self.port = free_port()
         self.api = self._start_api(self.port)
 
-    def another_api(self) -> str:
-        """Start one more API process beside the current one; its base URL."""
+    def another_api(self) -> tuple[subprocess.Popen[bytes], str]:
+        """Start one more API process beside the current one: the process
+        and its base URL."""
         port = free_port()
-        self._start_api(port)
-        return f"http://127.0.0.1:{port}/v1"
+        return self._start_api(port), f"http://127.0.0.1:{port}/v1"
 
     def serve(
         self, port: int | None = None, log: Path | None = None, **env: str

@@ -201,7 +201,7 @@ def test_racing_background_resumes_through_two_apis_have_one_winner_each(
     stack = Stack(tmp_path, postgres_uri, bytecode_cache)
     try:
         stack.start_api()
-        other_api = stack.another_api()
+        _, other_api = stack.another_api()
         stack.start_worker()
         client = stack.client()
         pauses = [

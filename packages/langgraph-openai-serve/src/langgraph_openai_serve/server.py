@@ -162,6 +162,7 @@ class LanggraphOpenaiServe:
             background=background,
             responses=responses,
             conversations=conversation_store(responses),
+            conversation_lease=settings.CONVERSATION_LOCK_SECONDS,
             batches=batches,
             lifecycle=self.lifecycle,
         )

@@ -109,6 +109,11 @@ class Settings(BaseSettings):
     ``previous_response_id`` continuation): in this process's memory, or in
     PostgreSQL on ``LGOS_DATABASE_URL``. Unset: stateless (``store: true`` is
     refused)."""
+    CONVERSATION_LOCK_SECONDS: float = Field(default=30.0, ge=1)
+    """A Conversation runs one turn at a time; the process running a turn
+    renews its lock every third of this. If the process dies, the lock
+    lapses this many seconds after the last renewal (a background turn's
+    lock lasts until its Response ends, whichever worker runs it)."""
     RESPONSE_RETENTION: dt.timedelta = Field(default=dt.timedelta(days=30))
     """How long a stored Response is kept (ISO 8601 like ``P30D``, or
     seconds); the server deletes older ones every hour and ``lgos

@@ -44,6 +44,8 @@ def conversation_store(responses: ResponseStore | None) -> ConversationStore | N
         )
 
         return PostgresConversationStore(responses)
+    if isinstance(responses, InMemoryResponseStore):
+        return InMemoryConversationStore(unfinished=responses.unfinished)
     return InMemoryConversationStore()
 
 

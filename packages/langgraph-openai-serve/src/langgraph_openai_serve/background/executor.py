@@ -79,6 +79,33 @@ def body_digest(body: ResponseCreateRequest) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
+class Reservation:
+    """The id a background Response will be stored under, chosen before it
+    is submitted (its Conversation turn is claimed in that name)."""
+
+    response_id: str
+    run: uuid.UUID | None = None
+    """The interrupt run it drives (interrupt graphs): the Response id names
+    it, so a resume can find it."""
+
+
+def reserve(state: ServeState, body: ResponseCreateRequest, scope: str) -> Reservation:
+    """The ids of the background Response ``body`` would create.
+
+    Raises:
+        InvalidRequestError / PausedRunNotFoundError: a bad run id
+            (``metadata.lgos_run_id``) or a foreign ``previous_response_id``.
+    """
+    config = state.registry.get_graph(body.model)
+    if not config.supports(GraphFeature.INTERRUPTS):
+        return Reservation(new_id("resp"))
+    run = interrupt_run_id(
+        scope, body.model, body.metadata or {}, body.previous_response_id
+    )
+    return Reservation(paused_response_id(scope, body.model, run), run)
+
+
 async def submit(
     state: ServeState,
     runtime: BackgroundRuntime,
@@ -88,6 +115,7 @@ async def submit(
     idempotency_key: str | None,
     input_items: list[dict[str, Any]] | None = None,
     continues: str | None = None,
+    reservation: Reservation | None = None,
 ) -> dict[str, Any]:
     """Validate, then store the queued Response and enqueue its job at once.
 
@@ -95,25 +123,37 @@ async def submit(
     and queues its job again if it went missing. With a response store,
     ``input_items`` are the items the request carried and ``continues`` the
     kept Response ``body`` continues (``body`` then holds the whole chain).
+    ``reservation``: the ids chosen for it beforehand (``reserve``).
     """
     config = state.registry.get_graph(body.model)
-    graph_request, _, _ = decode(body, config)  # reject bad input before queueing
+    decode(body, config)  # reject bad input before queueing
     await runtime.ensure_started(executor_for(state, runtime))
     kept = _Kept(state.responses is not None, input_items, continues)
-    if not config.supports(GraphFeature.INTERRUPTS):
+    # An interrupt run is chosen now, so the Response id can name it for
+    # resumes; its lease is held while the resume is checked and the
+    # Response stored.
+    reserved = reservation or reserve(state, body, scope)
+    if reserved.run is None:
         return await _store(
-            runtime, body, new_id("resp"), None, scope, idempotency_key, kept
+            runtime, body, reserved.response_id, None, scope, idempotency_key, kept
         )
-    # The run is chosen now, so the Response id can name it for resumes; its
-    # lease is held while the resume is checked and the Response stored.
-    run = interrupt_run_id(scope, graph_request, body.previous_response_id)
-    response_id = paused_response_id(scope, body.model, run)
     opened = await open_run(
-        state, config, body, scope=scope, response_id=response_id, run_id=run
+        state,
+        config,
+        body,
+        scope=scope,
+        response_id=reserved.response_id,
+        run_id=reserved.run,
     )
     try:
         return await _store(
-            runtime, body, response_id, run.hex, scope, idempotency_key, kept
+            runtime,
+            body,
+            reserved.response_id,
+            reserved.run.hex,
+            scope,
+            idempotency_key,
+            kept,
         )
     finally:
         assert opened.lease is not None
@@ -223,7 +263,8 @@ async def _execute(
         try:
             events = run_graph(run, stream=True, statuses=True)
             async for _ in stream_frames(events, encoder):
-                await store.append_events(job.response_id, encoder.take())
+                if encoder.terminal is None:  # the end is stored with its status
+                    await store.append_events(job.response_id, encoder.take())
             terminal = encoder.terminal
         finally:
             if opened.lease is not None:
@@ -232,23 +273,25 @@ async def _execute(
         await asyncio.shield(_stopped(runtime, job, shell, encoder, run))
         raise
     except Exception as exc:
-        terminal = await _failed(store, job.response_id, encoder, exc)
+        terminal = _failed(job.response_id, encoder, exc)
     if terminal is None:  # pragma: no cover - the encoder always ends a stream
         terminal = shell.body("failed", encoder.output, error=_server_error())
-    # The turn goes in first: a client that sees the Response end finds it
-    # in the Conversation when it sends the next one.
+    # The turn goes in first, then the end's events with the terminal status
+    # (which frees the Conversation): a client that sees the Response end,
+    # polling or following the stream, finds the turn in the Conversation
+    # and can send the next one.
     await _add_to_conversation(state, store, job, shell, terminal)
-    await end(runtime, job, terminal)
+    await end(runtime, job, terminal, encoder.take())
     await _discard_checkpoints(run)
 
 
-async def _failed(
-    store: ResponseStore, response_id: str, encoder: RecordingEncoder, exc: Exception
+def _failed(
+    response_id: str, encoder: RecordingEncoder, exc: Exception
 ) -> dict[str, Any]:
     """End a run that raised outside its graph's stream: a refusal (a resume
     that lost its race to another after submit) with its own code and
-    message, anything else as a server error. Followers of the stream get
-    the failure events too."""
+    message, anything else as a server error. The failure's events wait in
+    the encoder, for followers of the stream."""
     failure = refusal_failure(exc)
     if failure is not None:
         logger.warning(
@@ -260,25 +303,26 @@ async def _failed(
             str(exc) if isinstance(exc, InvalidRequestError) else INTERNAL_ERROR_MESSAGE
         )
         failure = StreamFailure("server_error", message)
-    error = {"code": failure.code, "message": failure.message}
-    if encoder.terminal is not None:  # the stream had ended: storing it broke
+    if encoder.terminal is not None:  # pragma: no cover - nothing raises after the end
+        encoder.take()
+        error = {"code": failure.code, "message": failure.message}
         return encoder.shell.body("failed", encoder.output, error=error)
     if not encoder.began:  # refused before the graph ran
         encoder.start()
     encoder.fail(failure)
-    try:
-        await store.append_events(response_id, encoder.take())
-    except Exception:  # the snapshot still says how the run ended
-        logger.exception("background.failure_events_lost response=%s", response_id)
     assert encoder.terminal is not None
     return encoder.terminal
 
 
 async def end(
-    runtime: BackgroundRuntime, job: BackgroundJob, terminal: dict[str, Any]
+    runtime: BackgroundRuntime,
+    job: BackgroundJob,
+    terminal: dict[str, Any],
+    events: list[dict[str, Any]] | None = None,
 ) -> bool:
-    """Store the terminal snapshot and, in the same transaction, queue its
-    ``response.<status>`` event (webhooks); whether it was the end."""
+    """Store the terminal snapshot with the stream's last ``events`` and, in
+    the same transaction, queue its ``response.<status>`` event (webhooks);
+    whether it was the end."""
     status = terminal.get("status")
 
     async def announce(transaction: Any) -> None:
@@ -286,7 +330,9 @@ async def end(
             transaction, f"response.{status}", job.response_id, job.scope
         )
 
-    return await runtime.store.set_snapshot(job.response_id, terminal, enqueue=announce)
+    return await runtime.store.set_snapshot(
+        job.response_id, terminal, enqueue=announce, events=events
+    )
 
 
 async def _add_to_conversation(
@@ -309,7 +355,14 @@ async def _add_to_conversation(
         )
         return
     items = await store.input_items(job.response_id, job.scope) or []
-    await add_turn(state.conversations, shell.conversation, job.scope, items, terminal)
+    await add_turn(
+        state.conversations,
+        shell.conversation,
+        job.scope,
+        items,
+        terminal,
+        holder=job.response_id,
+    )
 
 
 async def _discard_checkpoints(run: PreparedRun | None) -> None:

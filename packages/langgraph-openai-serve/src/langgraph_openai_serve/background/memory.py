@@ -114,6 +114,15 @@ class InMemoryResponseStore:
         record = self._records.get(response_id)
         return record.job if record else None
 
+    def unfinished(self, response_id: str) -> bool:
+        """Whether the Response is kept and still queued or running (its
+        Conversation turn holds the Conversation until then)."""
+        record = self._records.get(response_id)
+        return (
+            record is not None
+            and record.snapshot.get("status") not in TERMINAL_STATUSES
+        )
+
     def _notify(self, record: _Record) -> None:
         record.changed.set()
         record.changed = asyncio.Event()
@@ -124,10 +133,16 @@ class InMemoryResponseStore:
         snapshot: dict[str, Any],
         *,
         enqueue: Enqueue | None = None,
+        events: list[dict[str, Any]] | None = None,
     ) -> bool:
         record = self._records[response_id]
         if record.snapshot.get("status") in TERMINAL_STATUSES:
             return False
+        start = len(record.events)
+        record.events.extend(
+            StoredEvent(start + offset, event)
+            for offset, event in enumerate(events or ())
+        )
         record.snapshot = snapshot
         self._notify(record)
         if enqueue is not None:

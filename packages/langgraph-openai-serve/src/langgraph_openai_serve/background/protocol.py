@@ -116,10 +116,13 @@ class ResponseStore(Protocol):
         snapshot: dict[str, Any],
         *,
         enqueue: Enqueue | None = None,
+        events: list[dict[str, Any]] | None = None,
     ) -> bool:
         """Replace the snapshot (status changes, the terminal object); a
         terminal snapshot is never replaced (``False`` then). ``enqueue``
-        runs in the same transaction when it is replaced (the end's event)."""
+        runs in the same transaction when it is replaced (the end's event),
+        and ``events`` are appended in it (the stream's last events: a
+        follower sees them and the terminal status together)."""
         ...
 
     async def start_attempt(self, response_id: str) -> Attempt:

@@ -24,3 +24,14 @@ class ConversationItemNotFoundError(LGOSError, LookupError):
         )
         self.conversation_id = conversation_id
         self.item_id = item_id
+
+
+class ConversationLockedError(LGOSError):
+    """Another turn is running on the Conversation (one turn at a time)."""
+
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__(
+            "Another process is currently operating on this conversation. "
+            "Please retry in a few seconds."
+        )
+        self.conversation_id = conversation_id

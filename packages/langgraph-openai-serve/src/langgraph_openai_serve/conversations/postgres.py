@@ -7,6 +7,17 @@ rows go with their Conversation (``ON DELETE CASCADE``). Items are ordered
 by an identity column, so concurrent appends never interleave within one
 batch's order. An item added as a Response's turn carries that Response's
 id (``response_id``), so the Response adding its turn again replaces it.
+
+A turn's claim is two columns of its Conversation's row: ``turn_holder``
+and ``turn_expires_at`` (the database's clock, so processes on other hosts
+agree; ``NULL`` once the holder ended it). The claim is one conditional
+``UPDATE``; the items are read by a second statement sent in the same
+pipeline, so one round trip claims and reads, and the read sees every turn
+that ended before the claim (a statement's snapshot could predate a turn
+the ``UPDATE`` waited for). A holder naming a Response of
+``lgos_background_responses`` that is not finished holds on whatever the
+expiry says: a queued background run keeps its Conversation while it waits,
+and across the workers that run it.
 """
 
 from __future__ import annotations
@@ -14,6 +25,8 @@ from __future__ import annotations
 from typing import Any
 
 from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
+from langgraph_openai_serve.background.protocol import TERMINAL_STATUSES
+from langgraph_openai_serve.conversations.errors import ConversationLockedError
 from langgraph_openai_serve.conversations.pages import (
     AfterItemNotFound,
     ItemPage,
@@ -124,19 +137,24 @@ class PostgresConversationStore:
         items: list[dict[str, Any]],
         *,
         response_id: str | None = None,
+        holder: str | None = None,
     ) -> bool:
         from psycopg.types.json import Jsonb
 
         async with await self._responses.connection() as conn, conn.transaction():
-            # The lock keeps a concurrent delete from removing the
-            # Conversation between the check and the insert.
+            # The row lock keeps a concurrent delete from removing the
+            # Conversation between the check and the insert, and orders the
+            # append against a turn's claim: whichever commits first, the
+            # other sees it.
             cursor = await conn.execute(
-                "SELECT id FROM lgos_conversations WHERE id = %s AND scope = %s "
-                "FOR KEY SHARE",
-                (conversation_id, scope),
+                _END_TURN if holder is not None else _CHECK_FREE,
+                {"id": conversation_id, "scope": scope, "holder": holder},
             )
-            if await cursor.fetchone() is None:
+            row = await cursor.fetchone()
+            if row is None:
                 return False
+            if response_id is None and row["held"]:
+                raise ConversationLockedError(conversation_id)
             if response_id is not None:
                 await conn.execute(
                     "DELETE FROM lgos_conversation_items "
@@ -147,6 +165,46 @@ class PostgresConversationStore:
                 _APPEND_TURN, (conversation_id, response_id, Jsonb(items))
             )
         return True
+
+    async def begin_turn(
+        self,
+        conversation_id: str,
+        scope: str,
+        holder: str,
+        *,
+        lease: float,
+        history: bool = True,
+    ) -> list[dict[str, Any]] | None:
+        params = {"id": conversation_id, "scope": scope, "holder": holder}
+        async with await self._responses.connection() as conn, conn.pipeline():
+            claim = await conn.execute(_CLAIM, {**params, "lease": lease})
+            read = await conn.execute(_HISTORY, params) if history else None
+            found = await claim.fetchone()
+            rows = await read.fetchall() if read is not None else []
+        if not found["known"]:
+            return None
+        if not found["claimed"]:
+            raise ConversationLockedError(conversation_id)
+        return [row["item"] for row in rows]
+
+    async def renew_turn(
+        self, conversation_id: str, holder: str, *, lease: float
+    ) -> bool:
+        row = await self._one(
+            "UPDATE lgos_conversations "
+            "SET turn_expires_at = clock_timestamp() + make_interval(secs => %s) "
+            "WHERE id = %s AND turn_holder = %s AND turn_expires_at IS NOT NULL "
+            "RETURNING id",
+            (lease, conversation_id, holder),
+        )
+        return row is not None
+
+    async def end_turn(self, conversation_id: str, holder: str) -> None:
+        await self._one(
+            "UPDATE lgos_conversations SET turn_expires_at = NULL "
+            "WHERE id = %s AND turn_holder = %s RETURNING id",
+            (conversation_id, holder),
+        )
 
     async def item(
         self, conversation_id: str, item_id: str, scope: str
@@ -184,6 +242,58 @@ ORDER BY n
 ON CONFLICT DO NOTHING
 """
 
+
+_TERMINAL = ", ".join(f"'{status}'" for status in sorted(TERMINAL_STATUSES))
+
+# Whether the Conversation row ``c`` is held by a turn: its claim has not
+# lapsed, or its holder is a kept Response that has not finished.
+_HELD = f"""(c.turn_holder IS NOT NULL AND (
+    coalesce(c.turn_expires_at > clock_timestamp(), false)
+    OR EXISTS (
+        SELECT 1 FROM lgos_background_responses r
+        WHERE r.id = c.turn_holder
+        AND NOT (r.snapshot->>'status' = ANY (ARRAY[{_TERMINAL}]))
+    )
+))"""
+
+# Claims the Conversation unless a turn holds it; says whether it is known.
+_CLAIM = f"""
+WITH claimed AS (
+    UPDATE lgos_conversations c
+    SET turn_holder = %(holder)s,
+        turn_expires_at = clock_timestamp() + make_interval(secs => %(lease)s)
+    WHERE c.id = %(id)s AND c.scope = %(scope)s AND NOT {_HELD}
+    RETURNING c.id
+)
+SELECT EXISTS (SELECT 1 FROM claimed) AS claimed,
+    EXISTS (
+        SELECT 1 FROM lgos_conversations WHERE id = %(id)s AND scope = %(scope)s
+    ) AS known
+"""
+
+# The items, oldest first, if the claim above was this holder's.
+_HISTORY = """
+SELECT i.item FROM lgos_conversation_items i
+JOIN lgos_conversations c ON c.id = i.conversation_id
+WHERE c.id = %(id)s AND c.scope = %(scope)s AND c.turn_holder = %(holder)s
+ORDER BY i.seq
+"""
+
+# Locks the row against a claim (SHARE conflicts with the claim's UPDATE)
+# and says whether a turn holds it.
+_CHECK_FREE = f"""
+SELECT {_HELD} AS held FROM lgos_conversations c
+WHERE c.id = %(id)s AND c.scope = %(scope)s FOR SHARE
+"""
+
+# A turn's items go in: its holder's claim ends in the same transaction (a
+# turn is never refused: it ran).
+_END_TURN = """
+UPDATE lgos_conversations c SET turn_expires_at = CASE
+    WHEN c.turn_holder = %(holder)s THEN NULL ELSE c.turn_expires_at END
+WHERE c.id = %(id)s AND c.scope = %(scope)s
+RETURNING false AS held
+"""
 
 # A page of items after the cursor's identity value (none: from the start).
 _PAGE: dict[Order, str] = {

@@ -10,6 +10,17 @@ worker was lost between adding the turn and storing its end), the new turn
 replaces the old one, so the Conversation holds what the Response's final
 snapshot holds. Conversations are kept until deleted: the response retention
 does not expire them.
+
+One turn at a time: a Response naming a Conversation first claims it
+(``begin_turn``) for a holder, and reads its items in the same step, after
+the claim. The claim ends when the turn's items are added with that holder
+(``add_items``) or it is given up (``end_turn``); a holder that stops
+renewing it (``renew_turn``: its process died) loses it ``lease`` seconds
+after the last renewal. A holder that names a kept Response still queued or
+running (a background one) keeps the claim until that Response has ended,
+however long it waits or runs, and whichever worker runs it. While a turn
+holds the Conversation, a second claim and items added by a client are
+refused (``ConversationLockedError``).
 """
 
 from __future__ import annotations
@@ -90,13 +101,49 @@ class ConversationStore(Protocol):
         items: list[dict[str, Any]],
         *,
         response_id: str | None = None,
+        holder: str | None = None,
     ) -> bool:
         """Append the items whose ids it does not hold yet, in order;
         ``False`` when the Conversation is unknown.
 
         With ``response_id`` the items are that Response's turn: the items
         an earlier call added for the same Response are removed first, in the
-        same step, and the turn goes at the end."""
+        same step, and the turn goes at the end; ``holder``'s claim ends in
+        that step too.
+
+        Raises:
+            ConversationLockedError: items that are no turn, while a turn
+                holds the Conversation.
+        """
+        ...
+
+    async def begin_turn(
+        self,
+        conversation_id: str,
+        scope: str,
+        holder: str,
+        *,
+        lease: float,
+        history: bool = True,
+    ) -> list[dict[str, Any]] | None:
+        """Claim the Conversation for ``holder``'s turn for ``lease`` seconds,
+        then read its items (oldest first; none unless ``history``), in one
+        step; ``None`` when unknown.
+
+        Raises:
+            ConversationLockedError: another turn holds it.
+        """
+        ...
+
+    async def renew_turn(
+        self, conversation_id: str, holder: str, *, lease: float
+    ) -> bool:
+        """Extend ``holder``'s claim to ``lease`` seconds from now; ``False``
+        when it no longer holds one (it ended, expired or was deleted)."""
+        ...
+
+    async def end_turn(self, conversation_id: str, holder: str) -> None:
+        """End ``holder``'s claim (a turn that adds nothing)."""
         ...
 
     async def item(

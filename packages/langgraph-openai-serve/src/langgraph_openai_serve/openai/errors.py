@@ -30,6 +30,7 @@ from langgraph_openai_serve.background.errors import (
 from langgraph_openai_serve.batches.errors import BatchNotFoundError
 from langgraph_openai_serve.conversations.errors import (
     ConversationItemNotFoundError,
+    ConversationLockedError,
     ConversationNotFoundError,
     RequestConversationNotFoundError,
 )
@@ -222,6 +223,7 @@ _TABLE: dict[type[Exception], _Envelope] = {
         404, "conversation_not_found", "conversation"
     ),
     ConversationItemNotFoundError: _Envelope(404, "item_not_found"),
+    ConversationLockedError: _Envelope(400, "conversation_locked", "conversation"),
     IdempotencyKeyReusedError: _Envelope(
         422, "idempotency_key_reused", "Idempotency-Key"
     ),

@@ -100,6 +100,9 @@ class ServeState:
     lifecycle: Lifecycle = field(default_factory=Lifecycle)
     """The process's lifecycle: followers of background runs end when it
     stops, so their clients re-attach on another process."""
+    conversation_lease: float = 30.0
+    """Seconds a turn's claim on its Conversation outlives the last renewal
+    by the process running it (``LGOS_CONVERSATION_LOCK_SECONDS``)."""
     batches: BatchRuntime | None = None
     """The Batch API's store, queue and Files API client."""
 

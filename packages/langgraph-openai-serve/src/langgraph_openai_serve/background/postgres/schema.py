@@ -65,4 +65,6 @@ CREATE TABLE IF NOT EXISTS lgos_conversation_items (
 CREATE INDEX IF NOT EXISTS lgos_conversation_items_order
     ON lgos_conversation_items (conversation_id, seq);
 ALTER TABLE lgos_conversation_items ADD COLUMN IF NOT EXISTS response_id text;
+ALTER TABLE lgos_conversations ADD COLUMN IF NOT EXISTS turn_holder text;
+ALTER TABLE lgos_conversations ADD COLUMN IF NOT EXISTS turn_expires_at timestamptz;
 """

@@ -183,22 +183,43 @@ class PostgresResponseStore:
         snapshot: dict[str, Any],
         *,
         enqueue: Enqueue | None = None,
+        events: list[dict[str, Any]] | None = None,
     ) -> bool:
-        from psycopg.types.json import Jsonb
+        from psycopg.types.json import Json, Jsonb
 
         query = (
             "WITH changed AS (UPDATE lgos_background_responses SET snapshot = %s "
             "WHERE id = %s AND NOT (snapshot->>'status' = ANY(%s)) RETURNING id) "
-            f"SELECT id, {NOTIFY} FROM changed"
+            f"SELECT id, {NOTIFY}, (SELECT coalesce(max(seq), -1) "
+            " FROM lgos_background_events WHERE response_id = %s) AS last "
+            "FROM changed"
         )
-        params = (Jsonb(snapshot), response_id, list(TERMINAL_STATUSES), response_id)
-        if enqueue is None:
+        params = (
+            Jsonb(snapshot),
+            response_id,
+            list(TERMINAL_STATUSES),
+            response_id,
+            response_id,
+        )
+        if enqueue is None and not events:
             return await self._one(query, params) is not None
         async with await self._connection() as conn, conn.transaction():
             cursor = await conn.execute(query, params)
-            if await cursor.fetchone() is None:
+            row = await cursor.fetchone()
+            if row is None:
                 return False
-            await enqueue(conn)
+            if events:
+                async with conn.cursor() as insert:
+                    await insert.executemany(
+                        "INSERT INTO lgos_background_events "
+                        "(response_id, seq, event) VALUES (%s, %s, %s)",
+                        [
+                            (response_id, seq, Json(event, dumps=_dumps))
+                            for seq, event in enumerate(events, row["last"] + 1)
+                        ],
+                    )
+            if enqueue is not None:
+                await enqueue(conn)
         return True
 
     async def start_attempt(self, response_id: str) -> Attempt:

@@ -9,7 +9,7 @@ non-streaming call ends.
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 
@@ -47,7 +47,9 @@ async def open_interrupt_run(
         RunBusyError: another request holds the run's lease.
     """
     model = graph_request.model
-    run_id = run_id or interrupt_run_id(scope, graph_request, previous_response_id)
+    run_id = run_id or interrupt_run_id(
+        scope, model, graph_request.metadata, previous_response_id
+    )
     thread_id = checkpoint_key(scope, model, run_id)
     assert config.run_coordinator is not None  # registration guarantees it
     lease = config.run_coordinator.lease(thread_id)
@@ -56,12 +58,16 @@ async def open_interrupt_run(
 
 
 def interrupt_run_id(
-    scope: str, graph_request: GraphRequest, previous_response_id: str | None
+    scope: str,
+    model: str,
+    metadata: Mapping[str, str],
+    previous_response_id: str | None,
 ) -> uuid.UUID:
-    """The run a request addresses: the paused one it answers, or a new one."""
+    """The run a request addresses: the paused one it answers, or a new one
+    (``metadata.lgos_run_id`` when a retry-safe request names it)."""
     if previous_response_id is not None:
-        return run_id_from_response_id(previous_response_id, scope, graph_request.model)
-    return run_id_from_metadata(graph_request.metadata)
+        return run_id_from_response_id(previous_response_id, scope, model)
+    return run_id_from_metadata(metadata)
 
 
 async def releasing(
