@@ -29,6 +29,10 @@ up mode="auto" *args:
             if ! [[ " {{args}} " =~ --without[=\ ]open-webui ]]; then
                 UV={{uv}} bash scripts/install-open-webui.sh
             fi
+            # Debian's Prometheus scrapes the API and the worker (Grafana: compose only).
+            if ! [[ " {{args}} " =~ --without[=\ ]prometheus ]]; then
+                bash scripts/install-prometheus.sh
+            fi
             exec {{uv}} run --frozen lgos-demo-stack --state-dir {{state}} {{args}}
             ;;
         compose)
@@ -189,10 +193,11 @@ fmt:
     {{uv}} run --frozen ruff format .
     {{uv}} run --frozen ruff check --fix .
 
-# Isolated tool environments the tests start (LiteLLM, Open WebUI: pinned, outside the lock)
+# Isolated tool environments the tests start (LiteLLM, Open WebUI: pinned, outside the lock), and Debian's Prometheus (promtool checks deploy/'s rules)
 tools:
     UV={{uv}} bash scripts/install-litellm.sh
     UV={{uv}} bash scripts/install-open-webui.sh
+    bash scripts/install-prometheus.sh
 
 # The KEDA and Prometheus operator CRD validators the deploy tests run (npm, pinned)
 crd-validators:

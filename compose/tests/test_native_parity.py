@@ -41,7 +41,8 @@ NATIVE_SERVICES = {
     "demo API",
     "background worker",
 }
-"""What the native plan starts today; it may grow (the gateway, the UIs)."""
+"""What the native plan starts today; it may grow (the gateway, the UIs).
+Prometheus joins it where Debian's package is installed."""
 
 
 def compose_name(native_name: str) -> str:
@@ -53,8 +54,9 @@ GATEWAY_AND_UI_PORTS = {
     "open-webui": {8080},  # Open WebUI's own default
     "chainlit": {CHAINLIT_PORT},  # lgos-chainlit's default
 }
-COMPOSE_ONLY_PORTS = {"minio": {9001}}
-"""MinIO's web console: SeaweedFS has none natively."""
+COMPOSE_ONLY_PORTS = {"minio": {9001}, "grafana": {3000}}
+"""MinIO's web console: SeaweedFS has none natively; Grafana runs in compose
+only."""
 
 
 @pytest.fixture(scope="module")

@@ -216,5 +216,9 @@ def start_lgos_serve(log_dir: Path, registry: str, **env: str) -> LgosServe:
             **env,
         },
     )
-    process.wait_healthy(f"{base_url}/health", STARTUP_SECONDS)
+    try:
+        process.wait_healthy(f"{base_url}/health", STARTUP_SECONDS)
+    except BaseException:
+        process.stop()
+        raise
     return LgosServe(process, base_url)

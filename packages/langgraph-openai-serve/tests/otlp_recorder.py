@@ -1,8 +1,11 @@
-"""A loopback stand-in for Langfuse's OTLP endpoint (``test_langfuse.py``).
+"""A loopback stand-in for Langfuse's OTLP endpoint (``test_langfuse.py``),
+and the sink behind a real collector (``test_tracing.py``).
 
 The Langfuse SDK (v3+) sends OpenTelemetry spans as OTLP/HTTP protobuf to
 ``{LANGFUSE_BASE_URL}/api/public/otel/v1/traces``; ``OtlpRecorder`` answers
 like a collector, keeps every request, and decodes the spans as ``Span``.
+The tracing tests put Rotel, a real collector, in front of it
+(``lgos_testkit.otlp``) and read here what the collector forwarded.
 """
 
 from __future__ import annotations
@@ -41,6 +44,11 @@ class Span:
     parent_id: str
     scope: str
     attributes: dict[str, Any]
+    kind: int = 0
+    """The protobuf ``SpanKind`` (2: server)."""
+    status: int = 0
+    """The protobuf status code (2: error)."""
+    resource: dict[str, Any] | None = None
 
     def metadata(self, level: str, key: str) -> Any:
         """A ``langfuse.{trace|observation}.metadata.<key>`` value (JSON on
@@ -62,7 +70,8 @@ class OtlpRecorder:
     """A loopback HTTP server standing in for Langfuse: accepts OTLP trace
     exports (answering like an OTLP collector) and records every request."""
 
-    def __init__(self) -> None:
+    def __init__(self, traces_path: str = TRACES_PATH) -> None:
+        self.traces_path = traces_path
         self._lock = threading.Lock()
         self._requests: list[Recorded] = []
         self.sdk_started = False
@@ -76,7 +85,7 @@ class OtlpRecorder:
                 if self.headers.get("Content-Encoding") == "gzip":
                     body = gzip.decompress(body)
                 recorder._record(self, body)
-                if self.path == TRACES_PATH:
+                if self.path == recorder.traces_path:
                     out = ExportTraceServiceResponse().SerializeToString()
                     self._reply(200, "application/x-protobuf", out)
                 else:
@@ -133,10 +142,13 @@ class OtlpRecorder:
         """Every span received by the traces endpoint, decoded."""
         spans = []
         for request in self.requests:
-            if request.method != "POST" or request.path != TRACES_PATH:
+            if request.method != "POST" or request.path != self.traces_path:
                 continue
             export = ExportTraceServiceRequest.FromString(request.body)
             for resource_spans in export.resource_spans:
+                resource = {
+                    a.key: _plain(a.value) for a in resource_spans.resource.attributes
+                }
                 for scope_spans in resource_spans.scope_spans:
                     for span in scope_spans.spans:
                         spans.append(
@@ -149,6 +161,9 @@ class OtlpRecorder:
                                 attributes={
                                     a.key: _plain(a.value) for a in span.attributes
                                 },
+                                kind=span.kind,
+                                status=span.status.code,
+                                resource=resource,
                             )
                         )
         return spans

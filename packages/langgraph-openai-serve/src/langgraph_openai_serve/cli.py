@@ -11,10 +11,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import glob
 import importlib
 import os
+import shutil
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Iterator, Sequence
 
 import uvicorn
 from fastapi import FastAPI
@@ -26,6 +29,7 @@ from langgraph_openai_serve.background.worker import run_worker
 from langgraph_openai_serve.batches.postgres import PostgresBatchStore
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.logs import configure_logging
+from langgraph_openai_serve.observability.exposition import MULTIPROCESS_ENV
 from langgraph_openai_serve.operations.drain import drain_on_sigterm
 from langgraph_openai_serve.operations.health_port import HealthPortError
 from langgraph_openai_serve.server import LanggraphOpenaiServe, postgres_background
@@ -41,6 +45,10 @@ _FLAGS = {
     "drain_delay": "LGOS_DRAIN_DELAY",
     "log_format": "LGOS_LOG_FORMAT",
 }
+
+
+WORKER_HEALTHCHECK_SECONDS = 120
+"""How long ``lgos serve --workers N`` waits for a worker to answer."""
 
 
 class RegistryLoadError(RuntimeError):
@@ -200,16 +208,44 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.stderr.write(f"lgos serve: {exc}\n")
         raise SystemExit(2) from None
     configure_logging(settings.LOG_FORMAT, settings.LOG_LEVEL)
-    uvicorn.run(
-        "langgraph_openai_serve.cli:create_app",
-        factory=True,
-        host=settings.HOST,
-        port=settings.PORT,
-        workers=settings.WORKERS,
-        timeout_graceful_shutdown=settings.SHUTDOWN_TIMEOUT,
-        access_log=False,  # LGOS logs one structured line per request itself
-        log_config=None,
-    )
+    with shared_metrics(settings):
+        uvicorn.run(
+            "langgraph_openai_serve.cli:create_app",
+            factory=True,
+            host=settings.HOST,
+            port=settings.PORT,
+            workers=settings.WORKERS,
+            timeout_graceful_shutdown=settings.SHUTDOWN_TIMEOUT,
+            # A spawned worker imports LangGraph before it can answer the
+            # supervisor's pings: uvicorn's 5 s default killed every worker
+            # during its start on a busy machine, over and over.
+            timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
+            access_log=False,  # LGOS logs one structured line per request itself
+            log_config=None,
+        )
+
+
+@contextlib.contextmanager
+def shared_metrics(settings: Settings) -> Iterator[None]:
+    """With several workers, one folder where each writes its metrics, so a
+    scrape of any of them reports all (prometheus-client's multiprocess
+    mode). A folder named by ``PROMETHEUS_MULTIPROC_DIR`` is used and its
+    files from an earlier run removed; otherwise a temporary one lives as
+    long as the server."""
+    if settings.WORKERS == 1 or not settings.METRICS_ENABLED:
+        yield
+        return
+    named = os.environ.get(MULTIPROCESS_ENV)
+    folder = named or tempfile.mkdtemp(prefix="lgos-metrics-")
+    os.makedirs(folder, exist_ok=True)
+    for stale in glob.glob(os.path.join(folder, "*.db")):
+        os.remove(stale)
+    os.environ[MULTIPROCESS_ENV] = folder  # the workers inherit it
+    try:
+        yield
+    finally:
+        if named is None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

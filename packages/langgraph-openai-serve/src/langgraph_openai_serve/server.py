@@ -36,6 +36,10 @@ from langgraph_openai_serve.integrations.langfuse import (
     langfuse_callbacks,
     require_langfuse,
 )
+from langgraph_openai_serve.observability.exposition import MetricsSource
+from langgraph_openai_serve.observability.observer import Observer
+from langgraph_openai_serve.observability.queue import QueueProbe
+from langgraph_openai_serve.observability.tracing import build_tracer
 from langgraph_openai_serve.openai import health
 from langgraph_openai_serve.openai.batches import routes as batch_routes
 from langgraph_openai_serve.openai.batches.schemas import BatchCreateRequest
@@ -87,6 +91,10 @@ class LanggraphOpenaiServe:
     whose readiness follows ``lifecycle``: ``lgos serve`` drains it on
     SIGTERM; an application running its own server may call
     ``lifecycle.drain()`` and ``lifecycle.stop()`` itself.
+
+    ``GET /metrics`` is one of them (``LGOS_METRICS_ENABLED``). Spans go to
+    ``tracer_provider`` when given, else where the ``OTEL_*`` variables say
+    (``observability/tracing.py``).
     """
 
     def __init__(
@@ -98,6 +106,7 @@ class LanggraphOpenaiServe:
         settings: Settings | None = None,
         response_store: ResponseStore | None = None,
         background_backend: BackgroundBackend | None = None,
+        tracer_provider: Any = None,
     ) -> None:
         if not isinstance(graphs, GraphRegistry):
             raise TypeError("graphs must be a GraphRegistry")
@@ -116,6 +125,7 @@ class LanggraphOpenaiServe:
         # Background Responses default to this process (memory store, tasks).
         self.response_store = response_store
         self.background_backend = background_backend
+        self.tracer_provider = tracer_provider
         # Host integrations can find the registry and the scope resolver
         # without the mounted sub-app.
         self.app.state.graph_registry = graphs
@@ -145,6 +155,10 @@ class LanggraphOpenaiServe:
         background = self._background_runtime(responses)
         batches = batch_runtime(settings, self.graph_registry, background)
         batches.dispatcher = LineDispatcher(openai_app)
+        observer = Observer.build(
+            metrics=settings.METRICS_ENABLED,
+            tracer=build_tracer(self.tracer_provider),
+        )
         webhooks = self.webhooks = webhooks_for(settings, background)
         if webhooks is not None:
             batches.announce = webhooks.announce
@@ -165,6 +179,7 @@ class LanggraphOpenaiServe:
             conversation_lease=settings.CONVERSATION_LOCK_SECONDS,
             batches=batches,
             lifecycle=self.lifecycle,
+            observer=observer,
         )
         routers = (
             model_routes.router,
@@ -184,10 +199,13 @@ class LanggraphOpenaiServe:
                 self.lifecycle,
                 readiness_checks(responses, openai_app.state.lgos.background),
             ),
+            MetricsSource(queue_probe(background))
+            if settings.METRICS_ENABLED
+            else None,
         )
         # Added last = outermost: CORS answers preflights before auth runs.
         openai_app.add_middleware(
-            RequestContextMiddleware, api_keys=settings.api_keys()
+            RequestContextMiddleware, api_keys=settings.api_keys(), observer=observer
         )
         if settings.CORS_ORIGINS:
             openai_app.add_middleware(
@@ -300,6 +318,14 @@ class LanggraphOpenaiServe:
                 await batches.files.close()
         if self.webhooks is not None:
             await self.webhooks.sender.stop()
+
+
+def queue_probe(runtime: BackgroundRuntime | None) -> QueueProbe | None:
+    """What reads the background queue at scrape time, if there is one."""
+    if runtime is None:
+        return None
+    probe: QueueProbe | None = getattr(runtime.backend, "queue_stats", None)
+    return probe
 
 
 def _allow_store(schema: dict[str, Any]) -> None:

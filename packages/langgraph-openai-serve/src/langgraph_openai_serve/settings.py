@@ -95,6 +95,9 @@ class Settings(BaseSettings):
     """Browser origins allowed to call the API (``["*"]`` for any)."""
     ENABLE_LANGFUSE: bool = False
     """Trace every graph run with Langfuse (needs the ``tracing`` extra)."""
+    METRICS_ENABLED: bool = True
+    """Serve Prometheus metrics at ``GET /metrics`` (outside the OpenAI
+    prefix, no API key) and record them; ``false`` records nothing."""
     CHAT_STATUS_AS_REASONING: bool = False
     """Forward visible status events to Chat Completions streams as
     ``reasoning_content`` deltas (an Open WebUI extension, not standard)."""

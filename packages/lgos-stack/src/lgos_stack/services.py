@@ -48,6 +48,12 @@ from lgos_stack.gateway import (
     gateway_services,
     master_key,
 )
+from lgos_stack.monitoring import (
+    DEFAULT_PROMETHEUS_PORT,
+    DEFAULT_WORKER_HEALTH_PORT,
+    prometheus_binary,
+    prometheus_service,
+)
 from lgos_stack.net import LOOPBACK, reachable
 from lgos_stack.postgres import database_url
 from lgos_stack.supervisor import Service
@@ -80,7 +86,7 @@ PORT_FLAGS = {
     "Open WebUI": "--open-webui-port",
 }
 """The flag that moves each service's port (tests give every one a free port)."""
-OPTIONAL = ("litellm", "chainlit", "open-webui")
+OPTIONAL = ("litellm", "chainlit", "open-webui", "prometheus")
 """What ``StackOptions.without`` may name."""
 
 
@@ -101,6 +107,8 @@ class StackOptions:
     litellm_port: int = DEFAULT_LITELLM_PORT
     chainlit_port: int = DEFAULT_CHAINLIT_PORT
     open_webui_port: int = DEFAULT_OPEN_WEBUI_PORT
+    prometheus_port: int = DEFAULT_PROMETHEUS_PORT
+    worker_health_port: int = DEFAULT_WORKER_HEALTH_PORT
     tools_dir: Path = Path(".tools")
     """Where ``litellm/`` and ``open-webui/`` tool environments live."""
     without: frozenset[str] = frozenset()
@@ -225,10 +233,37 @@ def plan_stack(
         )
     )
     if database is not None:
-        services.append(_worker(api_env, database, after))
+        services.append(_worker(api_env, database, after, options.worker_health_port))
     api_base_url = f"http://{reachable(options.host)}:{options.port}/v1"
     services += _front_services(options, environ, api_base_url, api_env, notes)
+    services += _monitoring(options, services, notes)
     return StackPlan(services=services, notes=notes)
+
+
+def _monitoring(
+    options: StackOptions, services: list[Service], notes: list[str]
+) -> list[Service]:
+    """Prometheus scraping the API and the worker. Grafana runs in the
+    container stack only, and so does the scrape of LiteLLM (its metrics need
+    prometheus_client, which the native tool environment leaves out)."""
+    if "prometheus" in options.without:
+        notes.append("Prometheus left out (--without)")
+        return []
+    binary = prometheus_binary()
+    if binary is None:
+        notes.append(
+            "metrics: Prometheus is not installed (scripts/install-prometheus.sh); "
+            "/metrics still answers on the API and the worker"
+        )
+        return []
+    names = {service.name for service in services}
+    targets = {"lgos-api": f"{reachable(options.host)}:{options.port}"}
+    if "background worker" in names:
+        targets["lgos-worker"] = f"{LOOPBACK}:{options.worker_health_port}"
+    notes.append("Grafana runs in the container stack only (just up compose)")
+    return [
+        prometheus_service(options.state_dir, options.prometheus_port, targets, binary)
+    ]
 
 
 def _front_services(
@@ -351,7 +386,9 @@ def _database_services(
     return url, ("database setup",)
 
 
-def _worker(api_env: dict[str, str], url: str, after: tuple[str, ...]) -> Service:
+def _worker(
+    api_env: dict[str, str], url: str, after: tuple[str, ...], health_port: int
+) -> Service:
     return Service(
         name="background worker",
         argv=[
@@ -370,6 +407,8 @@ def _worker(api_env: dict[str, str], url: str, after: tuple[str, ...]) -> Servic
             # Hand unfinished runs back to the queue within the supervisor's
             # grace period (10 s) instead of being SIGKILLed mid-run.
             "LGOS_WORKER_SHUTDOWN_TIMEOUT": "5",
+            # /health/* and /metrics (Prometheus scrapes it).
+            "LGOS_WORKER_HEALTH_PORT": str(health_port),
         },
         after=after,
         probe=lambda: True,

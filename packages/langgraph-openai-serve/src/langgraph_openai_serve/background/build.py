@@ -99,7 +99,10 @@ def postgres_background(
     postgres = store or postgres_store(settings, "LGOS_BACKGROUND_BACKEND=postgres")
     url = settings.DATABASE_URL.get_secret_value()  # type: ignore[union-attr]
     backend = ProcrastinateBackend(
-        url, postgres, stalled_timeout=settings.WORKER_STALLED_TIMEOUT
+        url,
+        postgres,
+        stalled_timeout=settings.WORKER_STALLED_TIMEOUT,
+        count_reruns=settings.METRICS_ENABLED,
     )
     pool = postgres.pool
     return BackgroundRuntime(

@@ -43,6 +43,7 @@ from langgraph_openai_serve.graph.errors import InvalidRequestError, RunBusyErro
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.interrupts import discard_run
 from langgraph_openai_serve.graph.runner import PreparedRun, run_graph
+from langgraph_openai_serve.observability.runs import RunWatch
 from langgraph_openai_serve.openai.errors import (
     INTERNAL_ERROR_MESSAGE,
     StreamFailure,
@@ -128,7 +129,12 @@ async def submit(
     config = state.registry.get_graph(body.model)
     decode(body, config)  # reject bad input before queueing
     await runtime.ensure_started(executor_for(state, runtime))
-    kept = _Kept(state.responses is not None, input_items, continues)
+    kept = _Kept(
+        state.responses is not None,
+        input_items,
+        continues,
+        state.observer.trace_carrier(),
+    )
     # An interrupt run is chosen now, so the Response id can name it for
     # resumes; its lease is held while the resume is checked and the
     # Response stored.
@@ -174,6 +180,7 @@ async def _store(
         scope=scope,
         body=body.model_dump(mode="json", exclude_unset=True, by_alias=True),
         run_id=run_id,
+        trace=kept.trace,
     )
     shell = ResponseShell.for_request(
         body,
@@ -215,6 +222,8 @@ class _Kept:
     store: bool
     input_items: list[dict[str, Any]] | None
     continues: str | None
+    trace: dict[str, str] | None
+    """The submitting request's trace context (tracing on)."""
 
 
 def executor_for(state: ServeState, runtime: BackgroundRuntime) -> Executor:
@@ -239,12 +248,25 @@ async def _execute(
         await end(runtime, job, shell.body("cancelled", []))
         return
     attempt = await store.start_attempt(job.response_id)
+    observer = state.observer
+    observer.queue_waited(shell.model, attempt.waited)
+    watch = observer.run(
+        shell.model,
+        "responses",
+        "background",
+        response_id=job.response_id,
+        conversation=shell.conversation,
+        trace_carrier=job.trace,
+        finish_on_cut=False,  # a stop hands the run back: _stopped decides
+    )
     if attempt.lost >= runtime.max_attempts:
         logger.error(
             "background.run_abandoned response=%s lost=%d",
             job.response_id,
             attempt.lost,
         )
+        watch.start()
+        watch.finish("failed", error="lost_workers")
         await end(
             runtime, job, shell.body("failed", [], error=_lost_error(attempt.lost))
         )
@@ -254,15 +276,16 @@ async def _execute(
     encoder = RecordingEncoder(shell, after=attempt.last_sequence)
     terminal: dict[str, Any] | None = None
     run: PreparedRun | None = None
+    watch.start()
     try:
         body = ResponseCreateRequest.model_validate(job.body)
         config = state.registry.get_graph(body.model)
         encoder.interrupt_protocol = config.interrupt_protocol
-        opened = await _open_when_free(state, runtime, body, job)
+        opened = await _open_when_free(state, runtime, body, job, watch.callbacks)
         run = opened.run
         try:
             events = run_graph(run, stream=True, statuses=True)
-            async for _ in stream_frames(events, encoder):
+            async for _ in stream_frames(events, encoder, watch=watch):
                 if encoder.terminal is None:  # the end is stored with its status
                     await store.append_events(job.response_id, encoder.take())
             terminal = encoder.terminal
@@ -270,9 +293,11 @@ async def _execute(
             if opened.lease is not None:
                 await opened.lease.release()
     except asyncio.CancelledError:
-        await asyncio.shield(_stopped(runtime, job, shell, encoder, run))
+        stopped = _stopped(state, runtime, job, shell, encoder, run, watch)
+        await asyncio.shield(stopped)
         raise
     except Exception as exc:
+        watch.finish("failed", error=exc)
         terminal = _failed(job.response_id, encoder, exc)
     if terminal is None:  # pragma: no cover - the encoder always ends a stream
         terminal = shell.body("failed", encoder.output, error=_server_error())
@@ -378,6 +403,7 @@ async def _open_when_free(
     runtime: BackgroundRuntime,
     body: ResponseCreateRequest,
     job: BackgroundJob,
+    callbacks: tuple[Any, ...] = (),
 ) -> OpenRun:
     """``open_run``, waiting out a lease held by a submit checking a resume of
     the same run (milliseconds) rather than failing the run.
@@ -403,6 +429,7 @@ async def _open_when_free(
                 run_id=uuid.UUID(hex=job.run_id) if job.run_id else None,
                 durable_thread=durable_thread,
                 checkpointer=checkpointer,
+                callbacks=callbacks,
             )
         except RunBusyError:
             if time.monotonic() > deadline:
@@ -411,20 +438,25 @@ async def _open_when_free(
 
 
 async def _stopped(
+    state: ServeState,
     runtime: BackgroundRuntime,
     job: BackgroundJob,
     shell: ResponseShell,
     encoder: Any,
     run: PreparedRun | None,
+    watch: RunWatch,
 ) -> None:
     """A cancelled run: the client's cancel ends it, a worker stop hands it
     back (keeping a durable run's checkpoints for its re-run)."""
     store = runtime.store
     if await store.cancel_requested(job.response_id):
+        watch.finish("cancelled")
         await end(runtime, job, shell.body("cancelled", encoder.output))
         await _discard_checkpoints(run)
     else:
+        watch.discard("handed_back")
         await store.hand_back(job.response_id)
+        state.observer.rerun("handed_back")
 
 
 def _lost_error(lost: int) -> dict[str, str]:

@@ -27,6 +27,7 @@ from langgraph_openai_serve.background.protocol import (
     StoredTurn,
 )
 from langgraph_openai_serve.graph.errors import RunBusyError
+from langgraph_openai_serve.observability.queue import QueueStats
 
 logger = logging.getLogger("langgraph_openai_serve")
 
@@ -152,8 +153,9 @@ class InMemoryResponseStore:
     async def start_attempt(self, response_id: str) -> Attempt:
         record = self._records[response_id]
         lost = record.started - record.handed_back
+        waited = time.time() - record.stored_at if record.started == 0 else None
         record.started += 1
-        return Attempt(lost=lost, last_sequence=len(record.events) - 1)
+        return Attempt(lost=lost, last_sequence=len(record.events) - 1, waited=waited)
 
     async def hand_back(self, response_id: str) -> None:
         record = self._records[response_id]
@@ -260,6 +262,9 @@ class InProcessBackend:
         self._limit = asyncio.Semaphore(concurrency)
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._executor: Executor | None = None
+        self._waiting: dict[str, float] = {}
+        """Jobs waiting for a free slot: when each was submitted (monotonic)."""
+        self._running = 0
 
     async def start(self, executor: Executor) -> None:
         self._executor = executor
@@ -274,10 +279,20 @@ class InProcessBackend:
         if self._executor is None:
             raise RuntimeError("the background backend has not been started")
         executor = self._executor
+        waiting = self._waiting
+        waiting[job.response_id] = time.monotonic()
 
         async def run() -> None:
-            async with self._limit:
-                await executor(job)
+            try:
+                async with self._limit:
+                    waiting.pop(job.response_id, None)
+                    self._running += 1
+                    try:
+                        await executor(job)
+                    finally:
+                        self._running -= 1
+            finally:
+                waiting.pop(job.response_id, None)  # cancelled while waiting
 
         task = asyncio.create_task(run(), name=f"lgos-background-{job.response_id}")
         self._tasks[job.response_id] = task
@@ -288,6 +303,12 @@ class InProcessBackend:
             return False
         await self.submit(job)
         return True
+
+    async def queue_stats(self) -> QueueStats:
+        """This process's queue: jobs waiting for a slot and running."""
+        now = time.monotonic()
+        oldest = min(self._waiting.values(), default=now)
+        return QueueStats(len(self._waiting), self._running, now - oldest)
 
     async def cancel(self, response_id: str) -> bool:
         task = self._tasks.get(response_id)

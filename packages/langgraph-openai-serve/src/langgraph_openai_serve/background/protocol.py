@@ -36,6 +36,9 @@ class BackgroundJob:
     """The validated request body, as JSON; the worker decodes it again."""
     run_id: str | None = None
     """The interrupt run (UUID hex) an interrupt graph's job drives."""
+    trace: dict[str, str] | None = None
+    """The submitting request's trace context (``traceparent``...), so the
+    run's spans join its trace; ``None`` when tracing is off."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,9 @@ class Attempt:
     their worker died (or broke) while running them."""
     last_sequence: int
     """The sequence number of the last stored event (``-1``: none)."""
+    waited: float | None = None
+    """Seconds since the Response was submitted, on its first run only (the
+    queue wait); ``None`` on a re-run."""
 
 
 class ResponseStore(Protocol):

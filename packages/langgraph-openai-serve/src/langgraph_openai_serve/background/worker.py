@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator
 from langgraph_openai_serve.background.executor import executor_for
 from langgraph_openai_serve.batches.steps import run_step
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
+from langgraph_openai_serve.observability.exposition import MetricsSource
 from langgraph_openai_serve.operations.health_port import HealthPort
 from langgraph_openai_serve.operations.lifecycle import Lifecycle
 from langgraph_openai_serve.operations.readiness import Readiness
@@ -59,7 +60,12 @@ async def run_worker(server: LanggraphOpenaiServe) -> None:
             stopping_reason="stopping: the worker takes no new job",
         )
         health = HealthPort(
-            operations_app(readiness),
+            operations_app(
+                readiness,
+                MetricsSource(backend.queue_stats)
+                if settings.METRICS_ENABLED
+                else None,
+            ),
             settings.WORKER_HEALTH_HOST,
             settings.WORKER_HEALTH_PORT,
         )

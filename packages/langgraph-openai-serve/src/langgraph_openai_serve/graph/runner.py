@@ -54,6 +54,7 @@ from langgraph_openai_serve.graph.server_tools import (
 )
 from langgraph_openai_serve.graph.status import read_status
 from langgraph_openai_serve.graph.usage import UsageCollector
+from langgraph_openai_serve.observability.runs import RunWatch
 
 _NO_OUTPUT: Any = object()
 
@@ -293,16 +294,51 @@ def _stream_modes(
     return modes
 
 
+def watch_end(watch: RunWatch, event: RunCompleted | RunPaused) -> None:
+    """Tell ``watch`` how the run ended: completed, incomplete (the answer
+    stopped early) or paused."""
+    if type(event) is RunPaused:
+        watch.finish("paused", event.usage)
+    else:
+        assert isinstance(event, RunCompleted)
+        complete = event.answer.stop == "complete"
+        watch.finish("completed" if complete else "incomplete", event.usage)
+
+
 async def run_to_completion(
-    run: PreparedRun, *, time_limit: float | None = None
+    run: PreparedRun,
+    *,
+    time_limit: float | None = None,
+    watch: RunWatch | None = None,
 ) -> tuple[RunCompleted | RunPaused, tuple[ServerToolCall | ServerToolResult, ...]]:
     """Drive a non-streaming run: its completion (or pause) and server-tool
-    activity.
+    activity; ``watch`` records how it went.
 
     Raises:
         RunTimeoutError: the run outlived ``time_limit`` seconds; the graph
             was cancelled.
     """
+    if watch is None:
+        return await _complete_within(run, time_limit)
+    watch.start()
+    try:
+        ended, activity = await _complete_within(run, time_limit)
+    except asyncio.CancelledError:
+        watch.cut()
+        raise
+    except BaseException as exc:
+        watch.finish("failed", error=exc)
+        raise
+    for event in activity:
+        if type(event) is ServerToolResult:
+            watch.tool(event.name, event.failed)
+    watch_end(watch, ended)
+    return ended, activity
+
+
+async def _complete_within(
+    run: PreparedRun, time_limit: float | None
+) -> tuple[RunCompleted | RunPaused, tuple[ServerToolCall | ServerToolResult, ...]]:
     if time_limit is None:
         return await _complete(run)
     deadline = asyncio.timeout(time_limit)

@@ -36,6 +36,8 @@ class ServerToolResult:
     call_id: str
     name: str
     output: str
+    failed: bool = False
+    """The ToolMessage says the tool failed (``status="error"``)."""
 
 
 def replayed_call_ids(messages: list[BaseMessage]) -> frozenset[str]:
@@ -70,7 +72,10 @@ class ServerToolTracker:
                     name = self.pending.pop(message.tool_call_id, None)
                     if name is not None:
                         yield ServerToolResult(
-                            message.tool_call_id, name, tool_output(message)
+                            message.tool_call_id,
+                            name,
+                            tool_output(message),
+                            message.status == "error",
                         )
 
     def _calls(self, message: AIMessage) -> Iterator[ServerToolCall]:

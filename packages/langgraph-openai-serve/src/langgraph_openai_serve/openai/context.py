@@ -21,6 +21,12 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from langgraph_openai_serve.api_keys import ApiKeys
+from langgraph_openai_serve.observability.http import route_template
+from langgraph_openai_serve.observability.observer import NO_OBSERVER, Observer
+from langgraph_openai_serve.observability.tracing import (
+    end_server_span,
+    start_server_span,
+)
 from langgraph_openai_serve.openai.auth import (
     INTERNAL_SCOPE_KEY,
     PRINCIPAL_STATE_KEY,
@@ -34,6 +40,8 @@ REQUEST_ID_HEADER = b"x-request-id"
 _LOG_STATE_KEY = "lgos_request"
 _VALID_REQUEST_ID = re.compile(rb"[A-Za-z0-9._:-]{1,128}")
 _PUBLIC_PATHS = frozenset({"/health"})
+CLIENT_CLOSED = 499
+"""The status counted for a request whose client left before any answer."""
 
 
 @dataclass(slots=True)
@@ -57,9 +65,17 @@ def request_log(request: Request) -> RequestLog | None:
 
 
 class RequestContextMiddleware:
-    def __init__(self, app: ASGIApp, *, api_keys: ApiKeys | None = None) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        api_keys: ApiKeys | None = None,
+        observer: Observer = NO_OBSERVER,
+    ) -> None:
         self.app = app
         self.api_keys = api_keys
+        self.http = observer.http
+        self.tracer = observer.tracer
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -76,6 +92,9 @@ class RequestContextMiddleware:
         scope.setdefault("state", {})[_LOG_STATE_KEY] = log
         id_header = (REQUEST_ID_HEADER, request_id.encode())
         finished = False
+        span = token = None
+        if self.tracer is not None:
+            span, token = start_server_span(self.tracer, scope)
 
         async def send_with_id(message: Message) -> None:
             nonlocal finished
@@ -106,6 +125,17 @@ class RequestContextMiddleware:
             if log.stream_outcome is None and log.status == 200 and not finished:
                 log.stream_outcome = "disconnected"
             _log_completed(log)
+            if self.http is not None or span is not None:
+                route = route_template(scope)
+                if self.http is not None:
+                    self.http.observe(
+                        route,
+                        log.method,
+                        log.status or CLIENT_CLOSED,
+                        time.perf_counter() - log.started,
+                    )
+                if span is not None:
+                    end_server_span(span, token, log.method, route, log.status)
 
     def _authenticate(self, scope: Scope) -> str | None:
         assert self.api_keys is not None

@@ -20,6 +20,7 @@ import contextlib
 import logging
 from collections import deque
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -93,9 +94,12 @@ class EventStreamResponse(Response):
         headers: list[tuple[bytes, bytes]] | None = None,
         on_cut: Callable[[], bytes] | None = None,
         ends_with: Lifecycle | None = None,
+        active: Any = None,
     ) -> None:
         self.frames = frames
         self.ping_interval = ping_interval
+        self.active = active
+        """A gauge child counting the streams open now (``inc``/``dec``)."""
         self.on_cut = on_cut
         """The failure frame ending a stream the server cancels."""
         self.ends_with = ends_with
@@ -105,6 +109,17 @@ class EventStreamResponse(Response):
         self.raw_headers = [*_HEADERS, *(headers or ())]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        active = self.active
+        if active is None:
+            await self._stream(receive, send)
+            return
+        active.inc()
+        try:
+            await self._stream(receive, send)
+        finally:
+            active.dec()
+
+    async def _stream(self, receive: Receive, send: Send) -> None:
         mailbox = _Mailbox()
         disconnected = asyncio.Event()
         await send(

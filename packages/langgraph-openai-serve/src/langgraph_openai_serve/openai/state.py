@@ -21,6 +21,7 @@ from langgraph_openai_serve.batches.runtime import BatchRuntime
 from langgraph_openai_serve.conversations.protocol import ConversationStore
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.graph.registry import GraphRegistry
+from langgraph_openai_serve.observability.observer import NO_OBSERVER, Observer
 from langgraph_openai_serve.openai.auth import internal_scope
 from langgraph_openai_serve.openai.request_body import BodyLimits
 from langgraph_openai_serve.operations.lifecycle import Lifecycle
@@ -105,6 +106,8 @@ class ServeState:
     by the process running it (``LGOS_CONVERSATION_LOCK_SECONDS``)."""
     batches: BatchRuntime | None = None
     """The Batch API's store, queue and Files API client."""
+    observer: Observer = NO_OBSERVER
+    """What runs record: metrics, spans (``observability/``)."""
 
     async def scope_for(self, request: Request) -> str:
         """The server-trusted checkpoint scope of ``request``: the one an

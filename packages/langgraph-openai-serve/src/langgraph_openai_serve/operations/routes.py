@@ -10,32 +10,45 @@ answers the same paths:
 - ``GET /health/ready``: 200 when the process should get work; 503 with the
   reason (starting, draining, a dependency that fails) otherwise.
 
-Add further operations routes (``/metrics``) to ``router`` here.
+- ``GET /metrics``: the process's Prometheus metrics (``observability/``),
+  when metrics are on (``LGOS_METRICS_ENABLED``).
 """
 
 from __future__ import annotations
 
 from fastapi import APIRouter, FastAPI, Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
+from langgraph_openai_serve.observability.exposition import MetricsSource
 from langgraph_openai_serve.operations.readiness import Readiness
 
 router = APIRouter(include_in_schema=False)
 
+metrics_router = APIRouter(include_in_schema=False)
+
 _READINESS_STATE_KEY = "lgos_readiness"
+_METRICS_STATE_KEY = "lgos_metrics"
 _NO_STORE = {"Cache-Control": "no-store"}
 
 
-def install(app: FastAPI, readiness: Readiness) -> None:
-    """Serve the operations routes on ``app`` with ``readiness``'s verdict."""
+def install(
+    app: FastAPI, readiness: Readiness, metrics: MetricsSource | None = None
+) -> None:
+    """Serve the operations routes on ``app`` with ``readiness``'s verdict,
+    and ``GET /metrics`` from ``metrics`` unless it is ``None``."""
     setattr(app.state, _READINESS_STATE_KEY, readiness)
     app.include_router(router)
+    if metrics is not None:
+        setattr(app.state, _METRICS_STATE_KEY, metrics)
+        app.include_router(metrics_router)
 
 
-def operations_app(readiness: Readiness) -> FastAPI:
+def operations_app(
+    readiness: Readiness, metrics: MetricsSource | None = None
+) -> FastAPI:
     """A bare app serving only the operations routes (a worker's health port)."""
     app = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
-    install(app, readiness)
+    install(app, readiness, metrics)
     return app
 
 
@@ -55,3 +68,10 @@ async def ready(request: Request) -> JSONResponse:
     return JSONResponse(
         verdict.body(), status_code=200 if verdict.ready else 503, headers=_NO_STORE
     )
+
+
+@metrics_router.get("/metrics")
+async def metrics(request: Request) -> Response:
+    source: MetricsSource = getattr(request.app.state, _METRICS_STATE_KEY)
+    body, content_type = await source.render(request.headers.get("accept", ""))
+    return Response(body, headers={"Content-Type": content_type})

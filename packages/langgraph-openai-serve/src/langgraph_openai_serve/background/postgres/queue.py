@@ -33,6 +33,7 @@ from langgraph_openai_serve.background.protocol import (
     Executor,
     ResponseStore,
 )
+from langgraph_openai_serve.observability.queue import QueueStats, rerun
 from langgraph_openai_serve.operations.readiness import NotReady
 
 if TYPE_CHECKING:
@@ -43,6 +44,27 @@ QUEUE = "lgos_background"
 _SWEEP_LOCK = 0x6C676F735F7377  # pg advisory lock key: one sweeper at a time
 
 logger = logging.getLogger("langgraph_openai_serve")
+
+# A job is ready from when it was deferred, handed back (deferred for retry)
+# or retried, or from its scheduled time when that is later.
+_QUEUE_STATS = """
+SELECT
+    count(*) FILTER (WHERE ready) AS ready,
+    count(*) FILTER (WHERE status = 'doing') AS running,
+    extract(epoch FROM now() - min(since) FILTER (WHERE ready))::float8 AS oldest
+FROM (
+    SELECT j.status,
+        j.status = 'todo' AND (j.scheduled_at IS NULL OR j.scheduled_at <= now())
+            AS ready,
+        greatest(j.scheduled_at, (
+            SELECT max(e.at) FROM procrastinate_events e
+            WHERE e.job_id = j.id
+              AND e.type IN ('deferred', 'deferred_for_retry', 'retried')
+        )) AS since
+    FROM procrastinate_jobs j
+    WHERE j.queue_name = %s AND j.status IN ('todo', 'doing')
+) jobs
+"""
 
 
 def _retry_strategy() -> Any:
@@ -74,9 +96,12 @@ class ProcrastinateBackend:
         *,
         cancel_poll_interval: float = 0.25,
         stalled_timeout: float = 30.0,
+        count_reruns: bool = False,
     ) -> None:
         import procrastinate
 
+        self.count_reruns = count_reruns
+        """Count the stalled jobs this process puts back (metrics are on)."""
         self.store = store
         self.conninfo = conninfo
         self.cancel_poll_interval = cancel_poll_interval
@@ -251,7 +276,17 @@ class ProcrastinateBackend:
                     job.task_kwargs,
                 )
             # Closing the connection releases the advisory lock.
+        if retried and self.count_reruns:
+            rerun("stalled", len(retried))
         return retried
+
+    async def queue_stats(self) -> QueueStats:
+        """Waiting (due now) and running jobs of the LGOS queue, and how long
+        the oldest waiting one has waited since it was (re)queued."""
+        async with await self.store.connection() as conn:  # type: ignore[attr-defined]
+            cursor = await conn.execute(_QUEUE_STATS, (QUEUE,))
+            row = await cursor.fetchone()
+        return QueueStats(row["ready"], row["running"], row["oldest"] or 0.0)
 
     async def _run(self, response_id: str) -> None:
         if self._executor is None:

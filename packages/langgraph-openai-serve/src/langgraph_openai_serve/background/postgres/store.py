@@ -228,10 +228,14 @@ class PostgresResponseStore:
             "SET attempts_started = attempts_started + 1 WHERE id = %s "
             "RETURNING attempts_started - 1 - attempts_handed_back AS lost, "
             "(SELECT coalesce(max(seq), -1) FROM lgos_background_events "
-            " WHERE response_id = %s) AS last",
+            " WHERE response_id = %s) AS last, "
+            "CASE WHEN attempts_started = 1 "
+            "THEN extract(epoch FROM now() - created_at)::float8 END AS waited",
             (response_id, response_id),
         )
-        return Attempt(lost=row["lost"], last_sequence=row["last"])
+        return Attempt(
+            lost=row["lost"], last_sequence=row["last"], waited=row["waited"]
+        )
 
     async def hand_back(self, response_id: str) -> None:
         await self._one(
@@ -410,6 +414,7 @@ def _job_json(job: BackgroundJob) -> dict[str, Any]:
         "scope": job.scope,
         "body": job.body,
         "run_id": job.run_id,
+        "trace": job.trace,
     }
 
 

@@ -16,8 +16,10 @@ from typing import Any
 from langgraph_openai_serve.graph.answer import Answer, ToolCall
 from langgraph_openai_serve.graph.citations import Citation
 from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
+from langgraph_openai_serve.graph.runner import watch_end
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
+from langgraph_openai_serve.observability.runs import NO_WATCH, RunWatch
 from langgraph_openai_serve.openai.compact_json import dumps
 from langgraph_openai_serve.openai.context import RequestLog
 from langgraph_openai_serve.openai.errors import (
@@ -95,10 +97,15 @@ def message_body(answer: Answer) -> dict[str, Any]:
     return message
 
 
-def completion_body(model: str, answer: Answer, usage: Usage | None) -> dict[str, Any]:
+def completion_body(
+    model: str,
+    answer: Answer,
+    usage: Usage | None,
+    completion_id: str | None = None,
+) -> dict[str, Any]:
     """A complete ``chat.completion`` object."""
     body: dict[str, Any] = {
-        "id": new_completion_id(),
+        "id": completion_id or new_completion_id(),
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
@@ -123,10 +130,12 @@ class ChatStreamEncoder:
     frames that end a stream.
     """
 
-    def __init__(self, model: str, *, include_usage: bool) -> None:
+    def __init__(
+        self, model: str, *, include_usage: bool, completion_id: str | None = None
+    ) -> None:
         self.include_usage = include_usage
         self.model = model
-        self.completion_id = new_completion_id()
+        self.completion_id = completion_id or new_completion_id()
         self.created = int(time.time())
         head = dumps(
             {
@@ -220,20 +229,26 @@ async def stream_frames(
     log: RequestLog | None = None,
     *,
     time_limit: float | None = None,
+    watch: RunWatch = NO_WATCH,
 ) -> AsyncGenerator[bytes, None]:
     """Encode a run's events; a failure ends the stream with an error chunk
-    and ``[DONE]``.
+    and ``[DONE]``; ``watch`` records how the run went.
 
     Statuses only arrive when the server forwards them as reasoning. A run
     still going after ``time_limit`` seconds is cancelled and fails with
     ``run_timeout``.
     """
+    watch.start()
     yield encoder.start()
     deadline = run_deadline(time_limit)
+    first_text = True
     try:
         async with deadline:
             async for event in events:
                 if type(event) is TextDelta:
+                    if first_text:
+                        first_text = False
+                        watch.first_text()
                     yield encoder.text(event.text)
                 elif type(event) is RunCompleted:
                     if log is not None:
@@ -242,13 +257,17 @@ async def stream_frames(
                             if event.answer.stop == "complete"
                             else "incomplete"
                         )
+                    watch_end(watch, event)
                     yield encoder.finish(event.answer, event.usage)
                 elif type(event) is StatusUpdate:
                     frame = encoder.reasoning(event)
                     if frame:
                         yield frame
-    except Exception:
+    except Exception as exc:
         failure = stream_failure(deadline, time_limit, "chat")
         if log is not None:
             log.stream_outcome = "failed"
+        watch.finish("failed", error=exc)
         yield encoder.error(failure)
+    finally:
+        watch.cut()  # nothing when the run ended above

@@ -22,6 +22,7 @@ from langgraph_openai_serve.openai.chat.decode import (
 from langgraph_openai_serve.openai.chat.encode import (
     ChatStreamEncoder,
     completion_body,
+    new_completion_id,
     stream_frames,
 )
 from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
@@ -54,24 +55,40 @@ async def create_chat_completion(request: Request) -> Response:
     graph_request, messages = decode_chat_request(
         body, file_inputs=config.supports(GraphFeature.FILE_INPUTS)
     )
+    completion_id = new_completion_id()
+    watch = state.observer.run(
+        body.model,
+        "chat",
+        requested=log.started if log is not None and body.stream else None,
+        response_id=completion_id,
+    )
     run = await prepare_run(
         config,
         graph_request,
         messages,
-        callbacks=state.callbacks(),
+        callbacks=state.callbacks() + watch.callbacks,
         request_id=log.request_id if log else None,
     )
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)
-        encoder = ChatStreamEncoder(body.model, include_usage=include_usage)
+        encoder = ChatStreamEncoder(
+            body.model, include_usage=include_usage, completion_id=completion_id
+        )
         events = run_graph(run, stream=True, statuses=state.chat_status_as_reasoning)
         return EventStreamResponse(
-            stream_frames(events, encoder, log, time_limit=state.run_timeout),
+            stream_frames(
+                events, encoder, log, time_limit=state.run_timeout, watch=watch
+            ),
             ping_interval=state.ping_interval,
             on_cut=partial(encoder.error, SHUTDOWN_FAILURE),
+            active=state.observer.stream_gauge("chat"),
         )
     # Chat selects no server tools and never runs interrupt graphs.
-    completed, _ = await run_to_completion(run, time_limit=state.run_timeout)
+    completed, _ = await run_to_completion(
+        run, time_limit=state.run_timeout, watch=watch
+    )
     if not isinstance(completed, RunCompleted):
         raise GraphError("A Chat Completions run paused.")
-    return json_response(completion_body(body.model, completed.answer, completed.usage))
+    return json_response(
+        completion_body(body.model, completed.answer, completed.usage, completion_id)
+    )

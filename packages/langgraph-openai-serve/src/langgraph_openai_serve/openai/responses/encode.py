@@ -21,9 +21,11 @@ from langgraph_openai_serve.graph.events import (
     RunPaused,
     TextDelta,
 )
+from langgraph_openai_serve.graph.runner import watch_end
 from langgraph_openai_serve.graph.server_tools import ServerToolCall, ServerToolResult
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
+from langgraph_openai_serve.observability.runs import NO_WATCH, RunWatch
 from langgraph_openai_serve.openai.compact_json import dumps
 from langgraph_openai_serve.openai.context import RequestLog
 from langgraph_openai_serve.openai.errors import (
@@ -424,6 +426,7 @@ async def stream_frames(
     *,
     time_limit: float | None = None,
     keep: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
+    watch: RunWatch = NO_WATCH,
 ) -> AsyncIterator[bytes]:
     """Encode a run; a failure ends with ``error`` and ``response.failed``.
 
@@ -431,14 +434,20 @@ async def stream_frames(
     with ``run_timeout``. Only a consumer that awaits nothing between frames
     may set it: the deadline cancels whatever the consuming task awaits.
     ``keep`` stores the terminal Response before its event is sent, so a
-    client that has it can retrieve or continue it at once.
+    client that has it can retrieve or continue it at once. ``watch``
+    records how the run went.
     """
+    watch.start()
     yield encoder.start()
     deadline = run_deadline(time_limit)
+    first_text = True
     try:
         async with deadline:
             async for event in events:
                 if type(event) is TextDelta:
+                    if first_text:
+                        first_text = False
+                        watch.first_text()
                     yield encoder.text(event.text)
                 elif type(event) is StatusUpdate:
                     frame = encoder.status(event)
@@ -447,10 +456,12 @@ async def stream_frames(
                 elif type(event) is ServerToolCall:
                     yield encoder.server_call(event)
                 elif type(event) is ServerToolResult:
+                    watch.tool(event.name, event.failed)
                     yield encoder.server_result(event)
                 elif type(event) is RunCompleted:
                     if log is not None:
                         log.stream_outcome = answer_status(event.answer)
+                    watch_end(watch, event)
                     frame = encoder.finish(event.answer, event.usage)
                     if keep is not None:
                         await keep(encoder.terminal)  # type: ignore[arg-type]
@@ -458,14 +469,16 @@ async def stream_frames(
                 elif type(event) is RunPaused:
                     if log is not None:
                         log.stream_outcome = "paused"
+                    watch_end(watch, event)
                     frame = encoder.pause(event)
                     if keep is not None:
                         await keep(encoder.terminal)  # type: ignore[arg-type]
                     yield frame
-    except Exception:
+    except Exception as exc:
         failure = stream_failure(deadline, time_limit, "responses")
         if log is not None:
             log.stream_outcome = "failed"
+        watch.finish("failed", error=exc)
         frame = encoder.fail(failure)
         if keep is not None and encoder.terminal is not None:
             try:
@@ -473,3 +486,5 @@ async def stream_frames(
             except Exception:  # the stream still ends with its failure
                 logger.exception("responses.keep_failed")
         yield frame
+    finally:
+        watch.cut()  # nothing when the run ended above

@@ -185,6 +185,12 @@ async def _run_foreground(
     kept = store is not None and body.store is not False
     continues = body.previous_response_id if run_body is not body else None
     keep = settler(store if kept else None, scope, body, turn)
+    watch = state.observer.run(
+        body.model,
+        "responses",
+        requested=log.started if log is not None and body.stream else None,
+        conversation=body.conversation_id,
+    )
     try:
         opened = await open_run(
             state,
@@ -194,6 +200,7 @@ async def _run_foreground(
             request_id=log.request_id if log else None,
             kept=kept,
             continues=continues,
+            callbacks=watch.callbacks,
         )
     except InterruptRejected as rejection:
         if log is not None:
@@ -206,12 +213,18 @@ async def _run_foreground(
             )
         return json_response(rejected_body(rejection))
     lease = opened.lease
+    watch.name_response(opened.shell.id)
     try:
         if body.stream:
             events = run_graph(opened.run, stream=True, statuses=True)
             encoder = ResponseStreamEncoder(opened.shell, config.interrupt_protocol)
             frames = stream_frames(
-                events, encoder, log, time_limit=state.run_timeout, keep=keep
+                events,
+                encoder,
+                log,
+                time_limit=state.run_timeout,
+                keep=keep,
+                watch=watch,
             )
             if lease is not None:
                 frames, lease = releasing(lease, frames), None
@@ -221,9 +234,10 @@ async def _run_foreground(
                 frames,
                 ping_interval=state.ping_interval,
                 on_cut=partial(encoder.fail, SHUTDOWN_FAILURE),
+                active=state.observer.stream_gauge("responses"),
             )
         completed, activity = await run_to_completion(
-            opened.run, time_limit=state.run_timeout
+            opened.run, time_limit=state.run_timeout, watch=watch
         )
     finally:
         if lease is not None:
@@ -291,6 +305,7 @@ async def _submit_background(
             background.replay(runtime, snapshot["id"], -1),
             ping_interval=state.ping_interval,
             ends_with=state.lifecycle,
+            active=state.observer.stream_gauge("responses"),
         )
     return json_response(snapshot)
 

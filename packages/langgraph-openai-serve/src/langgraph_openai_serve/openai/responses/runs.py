@@ -10,6 +10,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
@@ -92,6 +93,7 @@ async def open_run(
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     kept: bool = False,
     continues: str | None = None,
+    callbacks: tuple[BaseCallbackHandler, ...] = (),
 ) -> OpenRun:
     """Decode, take an interrupt run's lease, and prepare the graph run.
 
@@ -100,7 +102,8 @@ async def open_run(
     MCP approvals ends the run here and raises ``InterruptRejected``.
     ``durable_thread`` and ``checkpointer``: see ``prepare_run``. ``kept``:
     the deployment keeps this Response; ``continues``: the kept Response
-    ``body`` continues (``chain.py``), shown as its ``previous_response_id``.
+    ``body`` continues (``chain.py``), shown as its ``previous_response_id``;
+    ``callbacks``: the run's own handlers beside the server's (its spans).
     """
     graph_request, messages, answers = decode(body, config)
     lease = None
@@ -121,7 +124,7 @@ async def open_run(
             config,
             graph_request,
             messages,
-            callbacks=state.callbacks(),
+            callbacks=state.callbacks() + callbacks,
             request_id=request_id,
             interrupt_thread=lease.thread_id if lease else None,
             answers=answers,

@@ -64,6 +64,7 @@ async def retrieve_response(
             background.replay(state.background, response_id, starting_after),
             ping_interval=state.ping_interval,
             ends_with=state.lifecycle,
+            active=state.observer.stream_gauge("responses"),
         )
     return json_response(snapshot)
 
