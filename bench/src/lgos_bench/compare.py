@@ -46,8 +46,9 @@ QUICK_ROUNDS = 40
 DEFAULT_KEYS = tuple(
     f"{api}/{mode}/plain" for api in APIS for mode in ("json", "stream")
 )
-_SETTING = re.compile(r"LGOS_[A-Z0-9_]+")
-_NEXT_SETTING = re.compile(r",(?=LGOS_[A-Z0-9_]+=)")
+_SETTING = re.compile(r"(LGOS|OTEL)_[A-Z0-9_]+")
+_NEXT_SETTING = re.compile(r",(?=(?:LGOS|OTEL)_[A-Z0-9_]+=)")
+"""``OTEL_*`` variables are the OpenTelemetry SDK's (tracing on, where to)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,8 +77,10 @@ class Side:
                 raise ValueError(f"{text!r}: the baseline takes no settings")
             field = name.removeprefix("LGOS_")
             if not equals or not _SETTING.fullmatch(name):
-                raise ValueError(f"{item!r}: expected LGOS_NAME=value")
-            if field not in Settings.model_fields:
+                raise ValueError(
+                    f"{item!r}: expected LGOS_NAME=value or OTEL_NAME=value"
+                )
+            if name.startswith("LGOS_") and field not in Settings.model_fields:
                 raise ValueError(f"{name} is not an LGOS setting (settings.py)")
             pairs.append((name, value))
         return cls(app, tuple(pairs))
