@@ -23,6 +23,7 @@ PORT_OPTIONS = {
     "S3 storage": "s3_port",
     "demo model": "model_port",
     "search": "search_port",
+    "Prometheus": "prometheus_port",
 }
 
 # The compose mode's commands quote docker compose's own flags.
@@ -52,6 +53,7 @@ def test_every_port_on_the_page_is_the_stacks_default():
         "model sync",
         "background worker",
         "database setup",
+        "Grafana",  # compose only: the native stack has no port for it
     }
 
 
