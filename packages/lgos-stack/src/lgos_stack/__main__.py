@@ -70,6 +70,13 @@ def _options(argv: list[str] | None) -> tuple[StackOptions, float, RestartPolicy
     parser.add_argument("--litellm-port", type=int, default=defaults.litellm_port)
     parser.add_argument("--chainlit-port", type=int, default=defaults.chainlit_port)
     parser.add_argument("--open-webui-port", type=int, default=defaults.open_webui_port)
+    parser.add_argument("--prometheus-port", type=int, default=defaults.prometheus_port)
+    parser.add_argument(
+        "--worker-health-port",
+        type=int,
+        default=defaults.worker_health_port,
+        help="where the background worker serves /health/* and /metrics",
+    )
     parser.add_argument("--state-dir", type=Path, default=defaults.state_dir)
     parser.add_argument(
         "--postgres-dir",
@@ -134,6 +141,8 @@ def _options(argv: list[str] | None) -> tuple[StackOptions, float, RestartPolicy
         litellm_port=args.litellm_port,
         chainlit_port=args.chainlit_port,
         open_webui_port=args.open_webui_port,
+        prometheus_port=args.prometheus_port,
+        worker_health_port=args.worker_health_port,
         tools_dir=args.tools_dir.resolve(),
         without=frozenset(args.without),
     )

@@ -84,6 +84,8 @@ PORT_FLAGS = {
     "LiteLLM": "--litellm-port",
     "Chainlit": "--chainlit-port",
     "Open WebUI": "--open-webui-port",
+    "Prometheus": "--prometheus-port",
+    "background worker": "--worker-health-port",
 }
 """The flag that moves each service's port (tests give every one a free port)."""
 OPTIONAL = ("litellm", "chainlit", "open-webui", "prometheus")
