@@ -10,6 +10,7 @@ background runs, their queue waits and re-runs.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -346,4 +347,64 @@ async def test_metrics_switched_off_serve_nothing_and_record_nothing() -> None:
     # nothing to it.
     assert after.value("lgos_http_requests_total", route="/v1/models") == before.value(
         "lgos_http_requests_total", route="/v1/models"
+    )
+
+
+@pytest.mark.anyio
+async def test_a_run_handed_back_by_a_stopping_backend_counts_as_a_rerun_not_a_run(
+    tmp_path: Path,
+) -> None:
+    from langchain_core.messages import AIMessage, BaseMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+    from langgraph_openai_serve import (
+        GraphConfig,
+        GraphFeature,
+        GraphRegistry,
+        LanggraphOpenaiServe,
+        Settings,
+    )
+
+    started = asyncio.Event()
+
+    async def wait(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        started.set()
+        await asyncio.sleep(3600)
+        return {"messages": [AIMessage(content="never")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("wait", wait)
+    builder.add_edge(START, "wait")
+    builder.add_edge("wait", END)
+    model = "handed-back-" + tmp_path.name[-8:]
+    server = LanggraphOpenaiServe(
+        graphs=GraphRegistry(
+            registry={
+                model: GraphConfig(
+                    graph=builder.compile(),
+                    description="waits",
+                    features=[GraphFeature.BACKGROUND],
+                )
+            }
+        ),
+        settings=Settings(),
+    ).bind_openai_api()
+    before = Scrape.of((await _get(server.app, "/metrics")).text)
+    transport = httpx.ASGITransport(app=server.app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as http:
+        queued = await http.post(
+            "/v1/responses", json={"model": model, "input": "Hi", "background": True}
+        )
+        assert queued.status_code == 200
+        await asyncio.wait_for(started.wait(), STARTUP_SECONDS)
+        # What a stopping process does: its runs go back to the queue.
+        await server.openai_app.state.lgos.background.backend.stop()
+    after = Scrape.of((await _get(server.app, "/metrics")).text)
+
+    assert (
+        _delta(after, before, "lgos_background_reruns_total", reason="handed_back") == 1
+    )
+    assert _delta(after, before, "lgos_runs_total", model=model) == 0
+    assert (
+        _delta(after, before, "lgos_background_queue_wait_seconds_count", model=model)
+        == 1
     )
