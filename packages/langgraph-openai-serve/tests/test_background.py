@@ -407,3 +407,45 @@ def test_documented_postgres_background_paths_still_import_with_a_warning() -> N
         )
     assert OldStore is PostgresResponseStore
     assert OldBackend is ProcrastinateBackend
+
+
+async def test_a_follower_arriving_at_a_stopped_process_gets_a_clean_end(gate):
+    server = LanggraphOpenaiServe(
+        graphs=GraphRegistry(
+            registry={
+                "gated": GraphConfig(
+                    graph=one_node_graph(gate.node),
+                    description="gated",
+                    features={GraphFeature.BACKGROUND},
+                )
+            }
+        ),
+        settings=Settings(),
+        background_backend=InProcessBackend(concurrency=1),
+    ).bind_openai_api()
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=server.app), base_url="http://t"
+    ) as http:
+        client = openai.AsyncOpenAI(
+            base_url="http://t/v1", api_key="x", http_client=http, max_retries=0
+        )
+        submitted = await client.responses.create(
+            model="gated", input="Go", background=True
+        )
+        await asyncio.wait_for(gate.entered.wait(), 30)
+
+        # The process stopped accepting (lgos serve's drain ended) while this
+        # follower was on its way: its stream ends at once, cleanly, and the
+        # client re-attaches elsewhere from where it was.
+        server.lifecycle.stop()
+        events = await asyncio.wait_for(_follow(client, submitted.id), 30)
+        gate.release.set()
+        done = await await_response(client, submitted.id, {"completed"})
+
+    assert events == []
+    assert done.output_text == "released"
+
+
+async def _follow(client, response_id):
+    stream = await client.responses.retrieve(response_id, stream=True)
+    return [event async for event in stream]

@@ -127,10 +127,12 @@ class EventStreamResponse(Response):
         )
         producer = asyncio.create_task(self._produce(mailbox))
         watcher = asyncio.create_task(self._watch(receive, mailbox, disconnected))
-        # The producer's end closes the mailbox: the frames made so far go
-        # out, then the stream's normal end.
+        # The frames made so far go out, then the stream's normal end. The
+        # mailbox is closed here too: a producer cancelled before it ever ran
+        # (the process stopped while this request was on its way) never
+        # reaches its own ``finally``.
         unsubscribe = (
-            self.ends_with.on_stop(producer.cancel)
+            self.ends_with.on_stop(lambda: _end(producer, mailbox))
             if self.ends_with is not None
             else None
         )
@@ -201,6 +203,11 @@ class EventStreamResponse(Response):
                 disconnected.set()
                 mailbox.close()
                 return
+
+
+def _end(producer: asyncio.Task[None], mailbox: _Mailbox) -> None:
+    producer.cancel()
+    mailbox.close()
 
 
 async def _settle(*tasks: asyncio.Task[None]) -> None:
