@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from lgos_bench import background, batches, compare, report, store
-from lgos_bench.instructions import count_all
+from lgos_bench.instructions import ALL_SCENARIOS, count_all
 from lgos_bench.instructions import markdown as instructions_markdown
 from lgos_bench.procstat import available_cores
 from lgos_bench.profile import compare_markdown, profile_server
 from lgos_bench.scenarios import FULL, QUICK, Api, Plan, Scenario
 from lgos_bench.servers import Placement
 from lgos_bench.suite import RunConfig, run_suite
-from lgos_bench.workload import DEFAULT_TOKENS, Workload
+from lgos_bench.workload import DEFAULT_TOKENS, PLAIN, Workload
 
 PROFILE_SECONDS = 8.0
 INSTRUCTION_REQUESTS = 200
@@ -128,10 +128,17 @@ def profile_pair(key: str, config: RunConfig) -> dict[str, Any]:
     }
 
 
-def _instructions(requests: int) -> int:
+def _instructions(requests: int, keys: list[str]) -> int:
     say(f"callgrind: {requests} in-process requests per app and scenario")
     try:
-        counts = count_all(requests, say)
+        scenarios = [compare.parse_key(key) for key in keys]
+    except ValueError as exc:
+        raise SystemExit(f"lgos-bench instructions: {exc}") from None
+    if any(model != PLAIN for _, _, model in scenarios):
+        raise SystemExit("lgos-bench instructions: only the plain graph is counted")
+    try:
+        chosen = tuple((api, stream) for api, stream, _ in scenarios)
+        counts = count_all(requests, say, chosen or ALL_SCENARIOS)
     except RuntimeError as exc:
         raise SystemExit(f"lgos-bench instructions: {exc}") from None
     say("\n" + instructions_markdown(counts))
@@ -203,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         mode="quick" if args.quick else "full",
     )
     if args.scenario[:1] == ["instructions"]:
-        return _instructions(args.requests or INSTRUCTION_REQUESTS)
+        return _instructions(args.requests or INSTRUCTION_REQUESTS, args.scenario[1:])
     if args.scenario[:1] == ["store"]:
         return _store(config, args.seconds, args.out)
     if args.scenario[:1] == ["batches"]:
