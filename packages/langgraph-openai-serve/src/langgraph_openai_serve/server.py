@@ -66,6 +66,7 @@ from langgraph_openai_serve.openai.tenancy import scope_resolver
 from langgraph_openai_serve.operations import routes as operations_routes
 from langgraph_openai_serve.operations.lifecycle import Lifecycle
 from langgraph_openai_serve.operations.readiness import Readiness
+from langgraph_openai_serve.routing import add_routes
 from langgraph_openai_serve.settings import Settings, normalize_prefix
 from langgraph_openai_serve.webhooks.build import webhooks_for
 from langgraph_openai_serve.webhooks.service import Webhooks
@@ -216,7 +217,7 @@ class LanggraphOpenaiServe:
                 expose_headers=["X-Request-ID"],
             )
         for router in routers:
-            openai_app.include_router(router)
+            add_routes(openai_app, router)
         document_bodies(
             openai_app,
             ChatCompletionRequest,

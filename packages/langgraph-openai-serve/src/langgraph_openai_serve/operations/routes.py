@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 
 from langgraph_openai_serve.observability.exposition import MetricsSource
 from langgraph_openai_serve.operations.readiness import Readiness
+from langgraph_openai_serve.routing import add_routes
 
 router = APIRouter(include_in_schema=False)
 
@@ -37,10 +38,10 @@ def install(
     """Serve the operations routes on ``app`` with ``readiness``'s verdict,
     and ``GET /metrics`` from ``metrics`` unless it is ``None``."""
     setattr(app.state, _READINESS_STATE_KEY, readiness)
-    app.include_router(router)
+    add_routes(app, router)
     if metrics is not None:
         setattr(app.state, _METRICS_STATE_KEY, metrics)
-        app.include_router(metrics_router)
+        add_routes(app, metrics_router)
 
 
 def operations_app(
