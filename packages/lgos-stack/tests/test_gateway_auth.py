@@ -18,6 +18,7 @@ import yaml
 from gateway_configs import MASTER_KEY, compose_config, native_config
 from lgos_stack.gateway import AUTH_MODULE
 from lgos_testkit.litellm import LiteLLM, litellm
+from prometheus_client.parser import text_string_to_metric_families
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -88,3 +89,33 @@ def test_the_stack_copies_the_current_auth_module_beside_the_config(tmp_path):
     settings = yaml.safe_load(config.read_text())["general_settings"]
     assert settings["master_key"] == "os.environ/LITELLM_MASTER_KEY"
     assert settings["custom_auth"] == "lgos_gateway_auth.user_api_key_auth"
+
+
+def _failed_requests(gateway: LiteLLM) -> float:
+    answer = httpx.get(
+        f"{gateway.url}/metrics/",
+        headers={"Authorization": f"Bearer {MASTER_KEY}"},
+        timeout=60,
+    )
+    assert answer.status_code == 200, answer.text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(answer.text)
+        if family.name == "litellm_proxy_failed_requests_metric"
+        for sample in family.samples
+        if sample.name.endswith("_total")
+    )
+
+
+def test_the_gateway_counts_a_refused_request_in_its_own_metrics(gateway):
+    # Prometheus scrapes LiteLLM's /metrics/ with the master key (the stacks
+    # give it the key); without one the metrics stay closed.
+    assert httpx.get(f"{gateway.url}/metrics/", timeout=60).status_code == 401
+    before = _failed_requests(gateway)
+    with (
+        sdk(gateway, "sk-not-the-master-key") as client,
+        pytest.raises(openai.AuthenticationError),
+    ):
+        client.models.list()
+
+    assert _failed_requests(gateway) == before + 1

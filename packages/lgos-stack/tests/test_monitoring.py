@@ -34,7 +34,7 @@ def _prometheus(tmp_path: Path, **options: object) -> dict[str, object] | None:
     return loaded
 
 
-def test_prometheus_scrapes_the_api_and_the_worker_with_lgos_alerts(
+def test_prometheus_scrapes_the_api_the_worker_and_litellm_with_lgos_alerts(
     tmp_path: Path, in_repo: None
 ) -> None:
     if shutil.which("prometheus") is None:
@@ -45,7 +45,25 @@ def test_prometheus_scrapes_the_api_and_the_worker_with_lgos_alerts(
         job["job_name"]: job["static_configs"][0]["targets"]  # type: ignore[index]
         for job in config["scrape_configs"]  # type: ignore[attr-defined]
     }
-    assert jobs == {"lgos-api": ["127.0.0.1:8107"], "lgos-worker": ["127.0.0.1:8013"]}
+    assert jobs == {
+        "lgos-api": ["127.0.0.1:8107"],
+        "lgos-worker": ["127.0.0.1:8013"],
+        "litellm": ["127.0.0.1:4000"],
+    }
+    litellm = next(
+        job
+        for job in config["scrape_configs"]  # type: ignore[attr-defined]
+        if job["job_name"] == "litellm"
+    )
+    # LiteLLM's metrics are behind its master key: Prometheus reads it from an
+    # owner-only file, and the configuration holds only the file's name.
+    assert litellm["metrics_path"] == "/metrics/"
+    token = Path(litellm["authorization"]["credentials_file"])
+    assert (
+        token.read_text() == (tmp_path / "litellm" / "master-key").read_text().strip()
+    )
+    assert token.stat().st_mode & 0o077 == 0
+    assert token.read_text() not in Path(str(config["_path"])).read_text()
     assert config["rule_files"] == [str(REPO_ROOT / "deploy/prometheus/alerts.yml")]
     assert "--web.listen-address=127.0.0.1:9090" in config["_argv"]  # type: ignore[operator]
     checked = subprocess.run(

@@ -84,6 +84,9 @@ litellm_settings:
   # (lgos_gateway_errors.py, written beside this file).
   callbacks:
     - lgos_gateway_errors.readable_errors
+    # LiteLLM's own metrics at /metrics/ (requests, tokens, latency, time to
+    # first token per model), which Prometheus scrapes beside LGOS's.
+    - prometheus
 
 router_settings:
   # LiteLLM takes a deployment out of service after a 404 or 401, even the

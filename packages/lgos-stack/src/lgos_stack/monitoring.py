@@ -1,6 +1,6 @@
 """Prometheus in the native stack: Debian's ``prometheus`` package (installed
-by ``scripts/install-prometheus.sh``), scraping the demo API and the
-background worker's health port.
+by ``scripts/install-prometheus.sh``), scraping the demo API, the background
+worker's health port and LiteLLM.
 
 Grafana and its LGOS dashboard run only in the container stack
 (``compose/``); natively, Prometheus's own UI answers queries and shows the
@@ -10,8 +10,11 @@ alert rules of ``deploy/prometheus/alerts.yml``.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lgos_stack.net import LOOPBACK
 from lgos_stack.supervisor import Service
@@ -24,23 +27,41 @@ ALERT_RULES = Path("deploy") / "prometheus" / "alerts.yml"
 """The repository's alert rules, relative to where ``just up`` runs."""
 
 
+@dataclass(frozen=True)
+class ScrapeTarget:
+    """One job's ``host:port`` and the path its metrics answer on."""
+
+    address: str
+    path: str = "/metrics"
+    bearer_token: str | None = field(default=None, repr=False)
+    """A key the target wants (LiteLLM's master key); Prometheus reads it from
+    an owner-only file beside its configuration, never from the config."""
+
+
+LITELLM_METRICS_PATH = "/metrics/"
+"""LiteLLM mounts its metrics app at ``/metrics``; the mount answers
+``/metrics/`` (the bare path is a redirect)."""
+
+
 def prometheus_binary() -> str | None:
     return shutil.which("prometheus")
 
 
 def scrape_config(
-    targets: dict[str, str], rules: Path | None = None
+    targets: dict[str, ScrapeTarget],
+    rules: Path | None = None,
+    credentials: dict[str, Path] | None = None,
 ) -> dict[str, object]:
-    """A Prometheus configuration scraping ``/metrics`` of each job's
-    ``host:port``; ``rules``: an alert rules file to load."""
+    """A Prometheus configuration scraping each job's target; ``rules``: an
+    alert rules file to load; ``credentials``: each keyed job's token file."""
+    credentials = credentials or {}
     config: dict[str, object] = {
         "global": {
             "scrape_interval": SCRAPE_INTERVAL,
             "evaluation_interval": SCRAPE_INTERVAL,
         },
         "scrape_configs": [
-            {"job_name": job, "static_configs": [{"targets": [target]}]}
-            for job, target in targets.items()
+            _job(job, target, credentials.get(job)) for job, target in targets.items()
         ],
     }
     if rules is not None:
@@ -48,10 +69,28 @@ def scrape_config(
     return config
 
 
+def _job(name: str, target: ScrapeTarget, token_file: Path | None) -> dict[str, Any]:
+    job: dict[str, Any] = {
+        "job_name": name,
+        "metrics_path": target.path,
+        "static_configs": [{"targets": [target.address]}],
+    }
+    if token_file is not None:
+        job["authorization"] = {"type": "Bearer", "credentials_file": str(token_file)}
+    return job
+
+
+def _write_token(path: Path, token: str) -> Path:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(token)
+    return path
+
+
 def prometheus_service(
     state_dir: Path,
     port: int,
-    targets: dict[str, str],
+    targets: dict[str, ScrapeTarget],
     binary: str,
     after: tuple[str, ...] = (),
 ) -> Service:
@@ -62,7 +101,12 @@ def prometheus_service(
     rules = ALERT_RULES.resolve() if ALERT_RULES.is_file() else None
     config = home / "prometheus.yml"
     # JSON is YAML: Prometheus reads it as its configuration.
-    config.write_text(json.dumps(scrape_config(targets, rules), indent=2))
+    credentials = {
+        job: _write_token(home / f"{job}.token", target.bearer_token)
+        for job, target in targets.items()
+        if target.bearer_token is not None
+    }
+    config.write_text(json.dumps(scrape_config(targets, rules, credentials), indent=2))
     base = f"http://{LOOPBACK}:{port}"
     return Service(
         name="Prometheus",

@@ -51,6 +51,8 @@ from lgos_stack.gateway import (
 from lgos_stack.monitoring import (
     DEFAULT_PROMETHEUS_PORT,
     DEFAULT_WORKER_HEALTH_PORT,
+    LITELLM_METRICS_PATH,
+    ScrapeTarget,
     prometheus_binary,
     prometheus_service,
 )
@@ -238,16 +240,18 @@ def plan_stack(
         services.append(_worker(api_env, database, after, options.worker_health_port))
     api_base_url = f"http://{reachable(options.host)}:{options.port}/v1"
     services += _front_services(options, environ, api_base_url, api_env, notes)
-    services += _monitoring(options, services, notes)
+    services += _monitoring(options, environ, services, notes)
     return StackPlan(services=services, notes=notes)
 
 
 def _monitoring(
-    options: StackOptions, services: list[Service], notes: list[str]
+    options: StackOptions,
+    environ: Mapping[str, str],
+    services: list[Service],
+    notes: list[str],
 ) -> list[Service]:
-    """Prometheus scraping the API and the worker. Grafana runs in the
-    container stack only, and so does the scrape of LiteLLM (its metrics need
-    prometheus_client, which the native tool environment leaves out)."""
+    """Prometheus scraping the API, the worker and LiteLLM. Grafana runs in
+    the container stack only."""
     if "prometheus" in options.without:
         notes.append("Prometheus left out (--without)")
         return []
@@ -259,9 +263,17 @@ def _monitoring(
         )
         return []
     names = {service.name for service in services}
-    targets = {"lgos-api": f"{reachable(options.host)}:{options.port}"}
+    targets = {"lgos-api": ScrapeTarget(f"{reachable(options.host)}:{options.port}")}
     if "background worker" in names:
-        targets["lgos-worker"] = f"{LOOPBACK}:{options.worker_health_port}"
+        targets["lgos-worker"] = ScrapeTarget(
+            f"{LOOPBACK}:{options.worker_health_port}"
+        )
+    if "LiteLLM" in names:
+        targets["litellm"] = ScrapeTarget(
+            f"{reachable(options.host)}:{options.litellm_port}",
+            LITELLM_METRICS_PATH,
+            bearer_token=master_key(options.state_dir, environ),
+        )
     notes.append("Grafana runs in the container stack only (just up compose)")
     return [
         prometheus_service(options.state_dir, options.prometheus_port, targets, binary)
