@@ -154,7 +154,7 @@ _compose_env example="compose/.env.example" target="compose/.env":
     echo "just up: wrote {{target}} from {{example}} with generated secrets" >&2
 
 # Lint, type-check, validate compose, build the docs, then run every member's tests
-test: lint compose-check docs tools crd-validators
+test: lint compose-check docs tools crd-validators haproxy
     #!/usr/bin/env bash
     set -euo pipefail
     for member in {{members}}; do
@@ -198,6 +198,10 @@ tools:
     UV={{uv}} bash scripts/install-litellm.sh
     UV={{uv}} bash scripts/install-open-webui.sh
     bash scripts/install-prometheus.sh
+
+# Debian's HAProxy: the fleet suite upgrades LGOS behind a real load balancer
+haproxy:
+    bash scripts/install-haproxy.sh
 
 # The KEDA and Prometheus operator CRD validators the deploy tests run (npm, pinned)
 crd-validators:

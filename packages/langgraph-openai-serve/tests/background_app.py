@@ -136,6 +136,27 @@ def registry() -> GraphRegistry:
         node_marker("done", "second", tag)
         return {"messages": [AIMessage(content=f"Both steps of {tag}.")]}
 
+    # The fleet suite's graphs: a run that waits like a model call (about a
+    # second of streamed tokens), and a foreground answer as long.
+    slow_words = " ".join(f"w{i}" for i in range(20))
+    talker = ScriptedChatModel(responder=lambda _: slow_words, token_delay=0.05)
+
+    async def prepare(state: MessagesState) -> dict[str, Any]:
+        tag = state["messages"][-1].text
+        node_marker("enter", "prepare", tag)
+        node_marker("done", "prepare", tag)
+        return {"messages": [AIMessage(content="prepared")]}
+
+    async def answer(state: MessagesState) -> dict[str, Any]:
+        tag = state["messages"][0].text
+        node_marker("enter", "answer", tag)
+        reply = await talker.ainvoke(state["messages"][:1])
+        node_marker("done", "answer", tag)
+        return {"messages": [reply]}
+
+    async def talk(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await talker.ainvoke(state["messages"])]}
+
     features = {GraphFeature.BACKGROUND}
     return GraphRegistry(
         registry={
@@ -160,5 +181,11 @@ def registry() -> GraphRegistry:
             "crash": GraphConfig(
                 graph=_graph(crash), description="crash", features=features
             ),
+            "fleet": GraphConfig(
+                graph=_two_steps(prepare, answer),
+                description="two steps, the second a second of tokens",
+                features=features,
+            ),
+            "talk": GraphConfig(graph=_graph(talk), description="a second of tokens"),
         }
     )

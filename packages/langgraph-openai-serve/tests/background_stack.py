@@ -106,22 +106,35 @@ class Stack:
         self, port: int | None = None, log: Path | None = None, **env: str
     ) -> ApiProcess:
         """One more ``lgos serve`` (on ``port``, else a free one) with
-        ``env`` added, its output in ``log``; returned once it is ready
-        (``/health/ready``: its database and queue answer)."""
+        ``env`` added, its output in ``log``; returned once it is ready."""
+        api = self.spawn_api(port, log, **env)
+        self.wait_ready(api.process, api.port, "lgos serve")
+        return api
+
+    def spawn_api(
+        self, port: int | None = None, log: Path | None = None, **env: str
+    ) -> ApiProcess:
+        """``serve`` without waiting for it."""
         port = port or free_port()
-        api = self._spawn("serve", "--port", str(port), env=env, log=log)
+        return ApiProcess(
+            self._spawn("serve", "--port", str(port), env=env, log=log), port
+        )
+
+    @staticmethod
+    def wait_ready(process: subprocess.Popen[bytes], port: int, name: str) -> None:
+        """Until ``/health/ready`` on ``port`` answers 200 (an API: its
+        database and queue answer; a worker's health port: registered)."""
         url = f"http://127.0.0.1:{port}/health/ready"
 
         def ready() -> bool:
-            if api.poll() is not None:
-                raise RuntimeError(f"lgos serve on port {port} exited starting")
+            if process.poll() is not None:
+                raise RuntimeError(f"{name} on port {port} exited starting")
             try:
                 return httpx.get(url, timeout=5).is_success
             except httpx.TransportError:
                 return False
 
-        wait_until(ready, STARTUP_SECONDS, f"lgos serve on port {port}")
-        return ApiProcess(api, port)
+        wait_until(ready, STARTUP_SECONDS, f"{name} on port {port}")
 
     def _start_api(self, port: int) -> subprocess.Popen[bytes]:
         api = self._spawn("serve", "--port", str(port))
@@ -148,8 +161,10 @@ class Stack:
         self.api.kill()
         self.api.wait(timeout=10)
 
-    def start_worker(self, **env: str) -> subprocess.Popen[bytes]:
-        return self._spawn("worker", env=env)
+    def start_worker(
+        self, log: Path | None = None, **env: str
+    ) -> subprocess.Popen[bytes]:
+        return self._spawn("worker", env=env, log=log)
 
     def _spawn(
         self, *args: str, env: dict[str, str] | None = None, log: Path | None = None

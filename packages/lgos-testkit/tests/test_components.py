@@ -5,8 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-from lgos_testkit import files_api, litellm, litellm_config, seaweedfs
+from lgos_testkit import (
+    ThreadServer,
+    files_api,
+    litellm,
+    litellm_config,
+    seaweedfs,
+    wait_until,
+)
+from lgos_testkit.haproxy import haproxy
 from openai import OpenAI
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
 
 
 def test_litellm_starts_on_a_one_model_config_and_lists_it(tmp_path: Path):
@@ -58,3 +70,31 @@ def test_files_api_on_seaweedfs_stores_and_returns_an_upload(tmp_path: Path):
     assert api.process.exited()
     assert not (tmp_path / "data").exists()
     assert (tmp_path / "weed.out").exists()
+
+
+def test_haproxy_routes_around_a_backend_that_turns_not_ready(tmp_path: Path):
+    ready = {"first": True, "second": True}
+    with (
+        ThreadServer(_backend("first", ready)) as first,
+        ThreadServer(_backend("second", ready)) as second,
+        haproxy(tmp_path, [first.port, second.port], health_path="/ready") as lb,
+    ):
+        wait_until(lambda: lb.backends_up() == 2, 30, "both backends up")
+        both = {httpx.get(f"{lb.url}/name").text for _ in range(4)}
+        ready["first"] = False
+        wait_until(lambda: lb.backends_up() == 1, 30, "the first backend out")
+        only = {httpx.get(f"{lb.url}/name").text for _ in range(4)}
+
+    assert both == {"first", "second"}
+    assert only == {"second"}
+    assert lb.process.exited()
+
+
+def _backend(name: str, ready: dict[str, bool]) -> Starlette:
+    async def answer_name(request: Request) -> PlainTextResponse:
+        return PlainTextResponse(name)
+
+    async def readiness(request: Request) -> PlainTextResponse:
+        return PlainTextResponse(name, status_code=200 if ready[name] else 503)
+
+    return Starlette(routes=[Route("/name", answer_name), Route("/ready", readiness)])
