@@ -46,6 +46,7 @@ def test_ctrl_c_stops_every_child_and_configured_services_are_skipped(tmp_path):
         "database setup",
         "demo API",
         "background worker",
+        "Prometheus",  # installed by `just tools`
     }
     assert kept_data  # the cluster stays for the next start
     assert "LGOS demo stack is up:" in output

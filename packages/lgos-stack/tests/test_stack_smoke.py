@@ -52,6 +52,7 @@ EVERY_SERVICE = {
     "Chainlit",
     "Open WebUI",
     "Open WebUI functions",
+    "Prometheus",
 }
 
 
