@@ -67,3 +67,32 @@ def test_the_quoted_store_costs_match_the_named_run():
             f"| {row['postgres_cpu_ms_per_req']:.2f} |"
         )
         assert quoted in PAGE, quoted
+
+
+def _mib(kib: int) -> int:
+    return round(kib / 1024)
+
+
+def _rss(worker: dict[str, int]) -> str:
+    before, after, peak = (_mib(worker[k]) for k in ("before", "after", "peak"))
+    return f"{before} → {after} ({peak})"
+
+
+def test_the_quoted_batch_figures_and_load_match_the_named_run():
+    (run,) = re.findall(r"`bench/results/([0-9-]+-batches)`", PAGE)
+    report = json.loads((ROOT / "bench" / "results" / f"{run}.json").read_text())
+    meta = report["meta"]
+
+    assert f"revision `{meta['lgos_revision']}`" in PAGE
+    assert f"kept {meta['background_cores_before']:.2f} of" in PAGE
+    assert f"{report['batches']['lines']:,}-line" in PAGE
+    for figures in report["batches"]["runs"]:
+        assert figures["status"] == "completed"
+        row = (
+            f"| {figures['workers']} | {figures['validate_s']:.1f} s "
+            f"| {figures['run_s']:.1f} s | {figures['finalize_s']:.1f} s "
+            f"| {figures['lines_per_s_run']:.0f} "
+            f"| {figures['lines_per_s_total']:.0f} "
+            f"| {', '.join(_rss(w) for w in figures['worker_rss_kib'])} |"
+        )
+        assert row in PAGE, row
