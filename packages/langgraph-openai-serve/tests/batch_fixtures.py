@@ -22,6 +22,7 @@ from langgraph_openai_serve import (
     LanggraphOpenaiServe,
     Settings,
 )
+from langgraph_openai_serve.batches.input import Limits
 from lgos_testkit import FilesApi, files_api_on_seaweedfs, free_port
 from openai import AsyncOpenAI
 
@@ -102,18 +103,25 @@ async def tenants(
     batch_env: dict[str, str], files_api: FilesApi
 ) -> AsyncIterator[TenantsFactory]:
     """Build an in-process LGOS app for ``graphs`` (settings as keyword
-    arguments on top of ``batch_env``) and the tenants' clients of it and of
-    the Files API."""
+    arguments on top of ``batch_env``; ``limits`` replaces the batch input
+    limits) and the tenants' clients of it and of the Files API."""
     opened: list[AsyncOpenAI | httpx.AsyncClient] = []
     servers: list[LanggraphOpenaiServe] = []
 
-    def make(graphs: dict[str, GraphConfig], **settings: Any) -> dict[str, Tenant]:
+    def make(
+        graphs: dict[str, GraphConfig],
+        *,
+        limits: Limits | None = None,
+        **settings: Any,
+    ) -> dict[str, Tenant]:
         values = {key.removeprefix("LGOS_"): value for key, value in batch_env.items()}
         server = LanggraphOpenaiServe(
             graphs=GraphRegistry(registry=graphs),
             settings=Settings(**{**values, **settings}),
         ).bind_openai_api()
         servers.append(server)
+        if limits is not None:  # lowered, so a test reaches them cheaply
+            server.openai_app.state.lgos.batches.limits = limits
         http = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=server.app), base_url="http://lgos.test"
         )

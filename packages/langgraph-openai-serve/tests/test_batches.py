@@ -6,6 +6,7 @@ backend); ``test_batches_postgres.py`` runs them on workers."""
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import openai
@@ -13,6 +14,7 @@ import pytest
 from batch_fixtures import Tenant, TenantsFactory
 from langchain_core.messages import AIMessage
 from langgraph.graph import MessagesState
+from langgraph_openai_serve.batches.input import Limits
 from langgraph_openai_serve.testing import ScriptedChatModel
 from lgos_testkit import async_wait_until, await_batch
 from openai.types import Batch
@@ -194,6 +196,38 @@ async def test_an_input_of_another_purpose_or_tenant_fails_the_batch(
     assert [(e.code, e.param) for e in not_hers.errors.data] == [  # type: ignore[union-attr]
         ("file_not_found", "input_file_id")
     ]
+
+
+async def test_an_input_over_the_byte_limit_fails_and_one_at_it_runs(
+    tenants: TenantsFactory,
+) -> None:
+    alice = tenants(_graphs())["alice"]
+    lines = [_responses_line(f"q{i}", f"question {i}") for i in range(3)]
+    size = len("".join(json.dumps(line) + "\n" for line in lines).encode())
+    at_limit = tenants(_graphs(), limits=Limits(bytes=size))["alice"]
+    over_limit = tenants(_graphs(), limits=Limits(bytes=size - 1))["alice"]
+    file_id = await alice.upload(lines)
+
+    refused = await await_batch(
+        over_limit.lgos, (await _create(over_limit, file_id)).id
+    )
+    ran = await await_batch(at_limit.lgos, (await _create(at_limit, file_id)).id)
+
+    assert refused.status == "failed"
+    assert refused.errors is not None
+    [error] = refused.errors.data or []
+    assert (error.code, error.param, error.line) == (
+        "file_too_large",
+        "input_file_id",
+        None,
+    )
+    assert f"{size} bytes" in (error.message or "")
+    assert refused.output_file_id is None
+    assert refused.request_counts is not None
+    assert refused.request_counts.total == 0
+    assert ran.status == "completed", ran.errors
+    assert ran.request_counts is not None
+    assert ran.request_counts.completed == 3
 
 
 async def test_cancel_keeps_finished_lines_and_settles_the_rest_as_cancelled(
