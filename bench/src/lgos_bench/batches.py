@@ -19,21 +19,20 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
-import psycopg
 from lgos_stack.files import weed_mini_argv
-from lgos_stack.net import LOOPBACK, STARTUP_SECONDS, free_port, wait_until
-from lgos_stack.processes import RunningProcess, running
+from lgos_stack.net import LOOPBACK, free_port
+from lgos_stack.processes import running
 
-from lgos_bench.background import BENCH_TOKENS, REGISTRY, Log, _lgos, postgres_database
+from lgos_bench.fleet import BENCH_TOKENS, Fleet, Log, fleet
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
 from lgos_bench.suite import background_cores, library_revision
-from lgos_bench.workload import PLAIN, Workload
+from lgos_bench.workload import PLAIN
 
 DEFAULT_LINES = 10_000
 WORKER_COUNTS = (1, 2)
@@ -46,60 +45,28 @@ _OWNER = "default"  # the scope of a server without API keys
 WARMUP_LINES = 200
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Stack:
-    base: str
+    fleet: Fleet
+    """PostgreSQL, one ``lgos serve`` and the workers started so far."""
     files: str
-    env: dict[str, str]
-    folder: Path
-    exits: ExitStack
-    database_url: str
 
-    def workers_registered(self) -> int:
-        """Workers procrastinate knows as running (each registers at start)."""
-        with psycopg.connect(self.database_url, autocommit=True) as conn:
-            row = conn.execute("SELECT count(*) FROM procrastinate_workers").fetchone()
-        return int(row[0]) if row else 0
-
-    def start_worker(self, number: int) -> RunningProcess:
-        return self.exits.enter_context(
-            running(
-                _lgos("worker"),
-                log=self.folder / f"worker-{number}.log",
-                name=f"lgos worker {number}",
-                env=self.env,
-            )
-        )
+    @property
+    def base(self) -> str:
+        return self.fleet.apis[0]
 
 
 @contextmanager
 def batch_stack(folder: Path, log: Log) -> Iterator[Stack]:
-    with ExitStack() as exits:
-        database = exits.enter_context(postgres_database(folder, log))
-        files = exits.enter_context(_files_api(folder, log))
-        api_port = free_port()
-        env = {
-            **os.environ,
-            "LGOS_REGISTRY": REGISTRY,
-            "LGOS_BACKGROUND_BACKEND": "postgres",
-            "LGOS_DATABASE_URL": database.url,
-            "LGOS_LOG_LEVEL": "WARNING",
+    """The Files API (LGOS uses it with a service key), PostgreSQL and one
+    ``lgos serve``; workers are added by the bench."""
+    with _files_api(folder, log) as files:
+        batch_env = {
             "LGOS_BATCH_FILES_URL": f"{files}/v1",
             "LGOS_BATCH_FILES_API_KEY": _SERVICE_KEY,
-            **Workload(tokens=BENCH_TOKENS).env(),
         }
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        base = f"http://{LOOPBACK}:{api_port}/v1"
-        exits.enter_context(
-            running(
-                _lgos("serve", "--port", str(api_port)),
-                log=folder / "serve.log",
-                name="lgos serve",
-                env=env,
-                health_url=f"{base}/health",
-            )
-        )
-        yield Stack(base, files, env, folder, exits, database.url)
+        with fleet(folder, log, apis=1, workers=0, env=batch_env) as running_fleet:
+            yield Stack(running_fleet, files)
 
 
 @contextmanager
@@ -229,15 +196,10 @@ def measure(lines: int, log: Log) -> dict[str, Any]:
         tempfile.TemporaryDirectory(prefix="lgos-bench-batches-") as folder,
         batch_stack(Path(folder), log) as stack,
     ):
-        workers: list[RunningProcess] = []
+        workers = stack.fleet.started_workers
         for count in WORKER_COUNTS:
             while len(workers) < count:
-                workers.append(stack.start_worker(len(workers) + 1))
-            wait_until(
-                lambda: stack.workers_registered() >= count,  # noqa: B023
-                STARTUP_SECONDS,
-                f"{count} workers",
-            )
+                stack.fleet.start_worker()
             log(f"{count} worker(s): warm-up batch of {WARMUP_LINES} lines")
             run_batch(stack, warmup, log)
             before = {w.pid: rss_kib(w.pid) for w in workers}

@@ -80,6 +80,22 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="a throwaway PostgreSQL for LGOS (LGOS_DATABASE_URL)",
     )
+    fleet = parser.add_argument_group("lgos-bench background")
+    fleet.add_argument(
+        "--rate",
+        type=float,
+        default=background.DEFAULT_RATE,
+        help="submissions per second (default 10)",
+    )
+    fleet.add_argument(
+        "--apis", type=int, default=background.DEFAULT_APIS, help="lgos serve processes"
+    )
+    fleet.add_argument(
+        "--workers",
+        type=int,
+        default=background.DEFAULT_WORKERS,
+        help="lgos worker processes",
+    )
     parser.add_argument(
         "scenario",
         nargs="*",
@@ -153,8 +169,15 @@ def _batches(lines: int, out: Path) -> int:
     return 0
 
 
-def _background(requests: int, out: Path) -> int:
-    results = background.run(requests, say)
+def _background(args: argparse.Namespace) -> int:
+    results = background.run(
+        args.requests or background.DEFAULT_REQUESTS,
+        say,
+        rate=args.rate,
+        apis=args.apis,
+        workers=args.workers,
+    )
+    out = args.out
     markdown, data = background.write(results, out)
     say("\n" + background.render(results))
     say(f"wrote {markdown} and {data}")
@@ -216,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.scenario[:1] == ["batches"]:
         return _batches(args.requests or batches.DEFAULT_LINES, args.out)
     if args.scenario[:1] == ["background"]:
-        return _background(args.requests or background.DEFAULT_REQUESTS, args.out)
+        return _background(args)
     if args.scenario:
         if args.scenario[0] != "profile" or len(args.scenario) < 2:
             raise SystemExit("usage: lgos-bench profile KEY [KEY...]")

@@ -219,7 +219,7 @@ def run(
     }
     with ExitStack() as stack:
         if postgres:
-            from lgos_bench.background import postgres_database
+            from lgos_bench.fleet import postgres_database
 
             folder = stack.enter_context(
                 tempfile.TemporaryDirectory(prefix="lgos-bench-")

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lgos_bench.background import postgres_database
 from lgos_bench.figures import Measured, ratio, summarize
+from lgos_bench.fleet import postgres_database
 from lgos_bench.procstat import cpu_seconds, process_tree
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
 from lgos_bench.scenarios import TARGET_CONCURRENCY, Scenario
