@@ -18,23 +18,37 @@ from pathlib import Path
 from playwright.sync_api import Locator, Page, expect
 
 # Counts the frames that end a chat start (the update of its "on_chat_start"
-# run) on every socket the page opens.
+# run) on every connection the page opens. Socket.IO starts on HTTP
+# long-polling and upgrades to a WebSocket later: on a busy machine the first
+# frames of a session (its chat start among them) can come by polling, so
+# both carriers are watched. A polling answer may hold several frames,
+# separated by the record separator (U+001E).
 _SESSION_WATCH = """
 (() => {
   window.__lgosChatStarts = 0;
+  const count = (data) => {
+    if (typeof data !== "string") return;
+    for (const frame of data.split("\\x1e")) {
+      if (frame.includes('"update_message"') && frame.includes('"on_chat_start"')) {
+        window.__lgosChatStarts += 1;
+      }
+    }
+  };
   const Native = window.WebSocket;
   class Watched extends Native {
     constructor(...args) {
       super(...args);
-      this.addEventListener("message", (event) => {
-        const data = typeof event.data === "string" ? event.data : "";
-        if (data.includes('"update_message"') && data.includes('"on_chat_start"')) {
-          window.__lgosChatStarts += 1;
-        }
-      });
+      this.addEventListener("message", (event) => count(event.data));
     }
   }
   window.WebSocket = Watched;
+  const open = XMLHttpRequest.prototype.open;
+  XMLHttpRequest.prototype.open = function (method, url, ...rest) {
+    if (method === "GET" && String(url).includes("/socket.io/")) {
+      this.addEventListener("load", () => count(this.responseText));
+    }
+    return open.call(this, method, url, ...rest);
+  };
 })();
 """
 
