@@ -23,7 +23,9 @@ up mode="auto" *args:
     mode="$({{just}} --quiet _mode {{mode}} up)"
     case "$mode" in
         native)
-            {{uv}} sync --frozen
+            # Compiled once: each service's start then skips recompiling
+            # (PYTHONDONTWRITEBYTECODE=1 is set on these machines).
+            {{uv}} sync --frozen --compile-bytecode
             UV={{uv}} bash scripts/install-litellm.sh
             # Open WebUI is large (about 3 GB): installed once, then a no-op.
             if ! [[ " {{args}} " =~ --without[=\ ]open-webui ]]; then
@@ -158,7 +160,7 @@ test: lint compose-check docs tools crd-validators haproxy
     #!/usr/bin/env bash
     set -euo pipefail
     # The members' own modules, compiled once for the many processes the
-    # tests start (uv compiles the installed packages: pyproject.toml).
+    # tests start (.ci/run's `uv sync --compile-bytecode` compiles the rest).
     {{uv}} run --frozen python -m compileall -q packages/*/src services/*/src demos/src bench/src e2e/src > /dev/null
     for member in {{members}}; do
         echo "== tests: $member"
