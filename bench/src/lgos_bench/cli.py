@@ -10,6 +10,8 @@ lgos-bench instructions    instructions per request under callgrind, both apps
 lgos-bench background      submit-to-first-event latency of background Responses
 lgos-bench store           server CPU per request with the response store off and on
 lgos-bench batches         a 10,000-line batch: lines/s with 1 and 2 workers, memory
+lgos-bench scale           background runs/s with 1, 2, 4 workers; queue wait;
+                           foreground req/s with 1 and 2 API processes (unpinned)
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lgos_bench import background, batches, compare, report, store
+from lgos_bench import background, batches, compare, report, scale, scale_report, store
 from lgos_bench.instructions import ALL_SCENARIOS, count_all
 from lgos_bench.instructions import markdown as instructions_markdown
 from lgos_bench.procstat import available_cores
@@ -184,6 +186,20 @@ def _background(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scale(args: argparse.Namespace) -> int:
+    results = scale.run(
+        say,
+        waves=3 if args.quick else scale.WAVES,
+        queue_seconds=args.seconds or (10.0 if args.quick else scale.QUEUE_SECONDS),
+        foreground_seconds=args.seconds
+        or (4.0 if args.quick else scale.FOREGROUND_SECONDS),
+    )
+    markdown, data = scale_report.write(results, args.out)
+    say("\n" + scale_report.render(results))
+    say(f"wrote {markdown} and {data}")
+    return 0
+
+
 def _store(config: RunConfig, seconds: float | None, out: Path) -> int:
     say(f"placement: {config.placement.describe()}")
     results = store.run(
@@ -223,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.scenario[:1] == ["inprocess"]:
         # Unpinned: both sides run in this process, on whichever core is free.
         return _inprocess(args, args.scenario[1:])
+    if args.scenario[:1] == ["scale"]:
+        # Unpinned: a fleet's processes share the machine's cores.
+        return _scale(args)
     placement = Placement.split(available_cores())
     # The load generator (this process) stays on its own core from here on.
     os.sched_setaffinity(0, placement.load_cores)

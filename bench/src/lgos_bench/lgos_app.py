@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from fastapi import FastAPI
 from langgraph_openai_serve import (
     GraphConfig,
@@ -12,13 +15,16 @@ from langgraph_openai_serve import (
 
 from lgos_bench.workload import (
     CITED,
+    GATES_ENV,
     IDLE,
     PLAIN,
     STATUS,
     TOOL,
     TOOL_NAME,
+    WAIT,
     Workload,
     build_graphs,
+    wait_graph,
 )
 
 
@@ -54,3 +60,22 @@ def background_registry() -> GraphRegistry:
         features=frozenset({GraphFeature.BACKGROUND}),
     )
     return GraphRegistry(registry={PLAIN: config})
+
+
+def scale_registry() -> GraphRegistry:
+    """``lgos-bench scale``'s graphs for ``lgos serve`` and ``lgos worker``:
+    the plain graph (foreground throughput) and one whose background run
+    waits like a model call and says where and when it ran (``wait_graph``;
+    its gate folder from ``LGOS_BENCH_GATES``)."""
+    workload = Workload.from_env()
+    configs = {
+        PLAIN: GraphConfig(
+            graph=build_graphs(workload)[PLAIN], description="N streamed tokens"
+        ),
+        WAIT: GraphConfig(
+            graph=wait_graph(workload.wait_seconds, Path(os.environ[GATES_ENV])),
+            description="waits like a model call, then says where and when it ran",
+            features=frozenset({GraphFeature.BACKGROUND}),
+        ),
+    }
+    return GraphRegistry(registry=configs)

@@ -5,7 +5,8 @@ LGOS's ``ScriptedChatModel`` (with a native async ``_agenerate``) without
 sleeping and with usage reported. The
 variants add what the issue asks to price separately: three status events
 (Responses commentary), two citations, and a client tool call. The idle graph
-waits (bounded) so open streams can be counted for memory.
+waits (bounded) so open streams can be counted for memory. ``lgos-bench
+scale``'s background graph waits like a model call (``wait_graph``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import time
+import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -25,14 +29,19 @@ from langgraph_openai_serve.testing import ScriptedChatModel
 
 DEFAULT_TOKENS = 64
 DEFAULT_IDLE_SECONDS = 30.0
+DEFAULT_WAIT_SECONDS = 1.0
 TOKENS_ENV = "LGOS_BENCH_TOKENS"
 IDLE_ENV = "LGOS_BENCH_IDLE_SECONDS"
+WAIT_ENV = "LGOS_BENCH_WAIT_SECONDS"
+GATES_ENV = "LGOS_BENCH_GATES"
+HOLD_POLL_SECONDS = 0.2
 
 PLAIN = "bench-plain"
 STATUS = "bench-status"
 CITED = "bench-cited"
 TOOL = "bench-tool"
 IDLE = "bench-idle"
+WAIT = "bench-wait"
 
 STATUSES = ("Planning the answer", "Searching the notes", "Writing the answer")
 """The three status events the ``STATUS`` graph publishes before answering."""
@@ -50,16 +59,22 @@ class Workload:
 
     tokens: int = DEFAULT_TOKENS
     idle_seconds: float = DEFAULT_IDLE_SECONDS
+    wait_seconds: float = DEFAULT_WAIT_SECONDS
 
     @classmethod
     def from_env(cls) -> Workload:
         return cls(
             tokens=int(os.environ.get(TOKENS_ENV, DEFAULT_TOKENS)),
             idle_seconds=float(os.environ.get(IDLE_ENV, DEFAULT_IDLE_SECONDS)),
+            wait_seconds=float(os.environ.get(WAIT_ENV, DEFAULT_WAIT_SECONDS)),
         )
 
     def env(self) -> dict[str, str]:
-        return {TOKENS_ENV: str(self.tokens), IDLE_ENV: str(self.idle_seconds)}
+        return {
+            TOKENS_ENV: str(self.tokens),
+            IDLE_ENV: str(self.idle_seconds),
+            WAIT_ENV: str(self.wait_seconds),
+        }
 
 
 def answer_text(tokens: int) -> str:
@@ -146,6 +161,42 @@ def build_graphs(workload: Workload) -> dict[str, AnyGraph]:
         TOOL: _one_node(TOOL, tool_call),
         IDLE: _one_node(IDLE, idle),
     }
+
+
+def wait_graph(seconds: float, gates: Path) -> AnyGraph:
+    """A run that waits ``seconds`` as a model call would, then answers
+    ``"<pid> <start> <end>"``: the worker process that ran it and when its
+    node started and ended (Unix seconds), read back from the stored Response.
+
+    An input ``hold <tag>`` makes a run that holds its worker's slot
+    instead: it leaves ``held-<tag>-<pid>-<n>`` in ``gates`` and waits until
+    ``open-<tag>-<pid>`` or ``open-<tag>-all`` appears there. ``lgos-bench
+    scale`` fills every slot of the fleet with these, queues the runs it
+    measures behind them, then frees chosen workers at once.
+    """
+
+    async def wait(state: MessagesState) -> dict[str, list[BaseMessage]]:
+        request = str(state["messages"][-1].content)
+        if request.startswith("hold "):
+            await _hold(gates, request.removeprefix("hold "))
+            return {"messages": [AIMessage(content="released")]}
+        started = time.time()
+        await asyncio.sleep(seconds)
+        answer = f"{os.getpid()} {started:.6f} {time.time():.6f}"
+        return {"messages": [AIMessage(content=answer)]}
+
+    return _one_node(WAIT, wait)
+
+
+async def _hold(gates: Path, tag: str) -> None:
+    pid = os.getpid()
+    (gates / f"held-{tag}-{pid}-{uuid.uuid4().hex}").touch()
+    opened = (gates / f"open-{tag}-{pid}", gates / f"open-{tag}-all")
+    # Polled: the bench opens the gate from another process.
+    while True:
+        if any(path.exists() for path in opened):
+            return
+        await asyncio.sleep(HOLD_POLL_SECONDS)
 
 
 def chat_body(model: str, *, stream: bool) -> bytes:
