@@ -40,6 +40,7 @@ import asyncio
 import os
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -81,6 +82,7 @@ FOREGROUND_CONCURRENCY = 16
 FOREGROUND_SECONDS = 10.0
 """Per round of ``API_ORDER``."""
 SUBMIT_AT_ONCE = 16
+SUBMIT_ATTEMPTS = 3
 POLL_SECONDS = 0.25
 STALL_SECONDS = 120.0
 TERMINAL = ["completed", "failed", "cancelled", "incomplete"]
@@ -125,16 +127,24 @@ class Bench:
 
     async def submit(self, text: str) -> tuple[str, float, float]:
         """One background run of the wait graph: its id, when it was sent
-        and when it was accepted."""
+        and when it was accepted. A connection the API closed as it was
+        reused (its keep-alive timing out while the bench waited) is retried
+        under the same ``Idempotency-Key``, so it stays one run."""
         base = self.bases[self._next % len(self.bases)]
         self._next += 1
+        headers = {**_HEADERS, "idempotency-key": uuid.uuid4().hex}
+        body = {"model": WAIT, "input": text, "background": True}
         async with self._slots:
             sent = time.time()
-            answer = await self.http.post(
-                f"{base}/responses",
-                json={"model": WAIT, "input": text, "background": True},
-                headers=_HEADERS,
-            )
+            for attempt in range(SUBMIT_ATTEMPTS):
+                try:
+                    answer = await self.http.post(
+                        f"{base}/responses", json=body, headers=headers
+                    )
+                    break
+                except httpx.TransportError:
+                    if attempt == SUBMIT_ATTEMPTS - 1:
+                        raise
             answer.raise_for_status()
             return str(answer.json()["id"]), sent, time.time()
 
