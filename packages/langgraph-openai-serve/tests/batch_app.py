@@ -2,7 +2,7 @@
 for the batch tests on PostgreSQL. Each run leaves a ``start-<input>-<pid>``
 marker (``LGOS_TEST_MARKER_DIR``), so a test sees which worker ran which
 line, and how often; an input starting with ``hold`` waits for a
-``release-hold`` marker."""
+``release-hold`` marker. The graph also serves background Responses."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 from langgraph.graph import MessagesState
-from langgraph_openai_serve import GraphConfig, GraphRegistry
+from langgraph_openai_serve import GraphConfig, GraphFeature, GraphRegistry
 from support import one_node_graph
 
 
@@ -31,5 +31,11 @@ def registry() -> GraphRegistry:
         return {"messages": [AIMessage(content=f"done: {text}")]}
 
     return GraphRegistry(
-        registry={"work": GraphConfig(graph=one_node_graph(work), description="work")}
+        registry={
+            "work": GraphConfig(
+                graph=one_node_graph(work),
+                description="work",
+                features={GraphFeature.BACKGROUND},
+            )
+        }
     )

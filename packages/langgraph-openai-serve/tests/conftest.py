@@ -24,7 +24,7 @@ from langgraph_openai_serve.background.protocol import ResponseStore
 from lgos_testkit import STARTUP_SECONDS, RunningProcess, free_port, start_process
 from openai import AsyncOpenAI, OpenAI
 
-pytest_plugins = ["postgres_fixtures", "batch_fixtures"]
+pytest_plugins = ["postgres_fixtures", "batch_fixtures", "batch_stack"]
 
 TESTS_DIR = Path(__file__).parent
 

@@ -13,8 +13,14 @@ from collections.abc import Iterator
 
 import pytest
 from background_stack import Stack
-from batch_fixtures import FILES_KEYS
-from lgos_testkit import FilesApi, WebhookReceiver, wait_for_batch, wait_until
+from batch_stack import (
+    StackFactory,
+    create_batch,
+    lines_of,
+    pids_that_started,
+    upload_lines,
+)
+from lgos_testkit import WebhookReceiver, wait_for_batch, wait_until
 from openai import OpenAI
 
 LINES = 30
@@ -31,37 +37,14 @@ def receiver() -> Iterator[WebhookReceiver]:
 
 
 @pytest.fixture
-def stack(tmp_path, postgres_uri, bytecode_cache, batch_env, receiver):
-    env = {key: value for key, value in batch_env.items() if key != "LGOS_API_KEYS"}
+def stack(batch_stack: StackFactory, receiver: WebhookReceiver) -> Stack:
     endpoints = [{"url": receiver.url, "scopes": ["default"]}]
-    started = Stack(
-        tmp_path,
-        postgres_uri,
-        bytecode_cache,
-        LGOS_REGISTRY="batch_app:registry",
+    return batch_stack(
         LGOS_BATCH_CONCURRENCY="2",
         LGOS_BATCH_LINES_PER_JOB="5",
-        LGOS_WORKER_SHUTDOWN_TIMEOUT="1",
         LGOS_WEBHOOK_ENDPOINTS=json.dumps(endpoints),
         LGOS_WEBHOOK_SECRET=SECRET,
-        **env,
     )
-    started.sql("TRUNCATE lgos_batches CASCADE")
-    try:
-        yield started
-    finally:
-        started.stop()
-
-
-@pytest.fixture
-def files(files_api: FilesApi):
-    key = next(k for k, owner in FILES_KEYS.items() if owner == "default")
-    with OpenAI(base_url=files_api.openai_url, api_key=key, max_retries=0) as client:
-        yield client
-
-
-def _pids_that_started(stack: Stack, text: str) -> set[int]:
-    return {int(path.name.split("-")[3]) for path in stack.markers_of("start", text)}
 
 
 def test_killed_and_stopped_workers_lose_no_line_and_write_none_twice(
@@ -70,36 +53,24 @@ def test_killed_and_stopped_workers_lose_no_line_and_write_none_twice(
     receiver.fail_next(500)  # the first delivery of batch.completed
     texts = [f"line-{i}" for i in range(LINES)]
     texts[12] = HELD
-    lines = [
-        {
-            "custom_id": f"req-{i}",
-            "method": "POST",
-            "url": "/v1/responses",
-            "body": {"model": "work", "input": text},
-        }
-        for i, text in enumerate(texts)
-    ]
-    upload = "".join(json.dumps(line) + "\n" for line in lines).encode()
-    input_file = files.files.create(file=("in.jsonl", upload), purpose="batch")
+    input_file = upload_lines(files, texts)
     stack.start_api()
     killed = stack.start_worker()
     client = stack.client()
-    batch = client.batches.create(
-        input_file_id=input_file.id, endpoint="/v1/responses", completion_window="24h"
-    )
+    batch = create_batch(client, input_file)
 
     # The first worker runs the held line, mid-graph, when it is killed.
-    wait_until(lambda: bool(_pids_that_started(stack, HELD)), 120, HELD)
+    wait_until(lambda: bool(pids_that_started(stack, HELD)), 120, HELD)
     killed.send_signal(signal.SIGKILL)
     killed.wait(timeout=10)
     stopped = stack.start_worker()
     # Its stalled chunk comes back to the next worker, which is SIGTERMed
     # while it holds the same line: it hands the chunk back.
-    wait_until(lambda: stopped.pid in _pids_that_started(stack, HELD), 120, "rerun")
+    wait_until(lambda: stopped.pid in pids_that_started(stack, HELD), 120, "rerun")
     stopped.send_signal(signal.SIGTERM)
     assert stopped.wait(timeout=60) == 0
     last = stack.start_worker()
-    wait_until(lambda: last.pid in _pids_that_started(stack, HELD), 120, "third run")
+    wait_until(lambda: last.pid in pids_that_started(stack, HELD), 120, "third run")
     (stack.markers / "release-hold").touch()
     done = wait_for_batch(client, batch.id)
 
@@ -111,10 +82,7 @@ def test_killed_and_stopped_workers_lose_no_line_and_write_none_twice(
         "failed": 0,
     }
     assert done.error_file_id is None
-    output = [
-        json.loads(line)
-        for line in files.files.content(done.output_file_id or "").text.splitlines()
-    ]
+    output = lines_of(files, done.output_file_id)
     written = Counter(line["custom_id"] for line in output)
     assert written == Counter(f"req-{i}" for i in range(LINES))
     assert [line["custom_id"] for line in output] == [f"req-{i}" for i in range(LINES)]
@@ -123,7 +91,7 @@ def test_killed_and_stopped_workers_lose_no_line_and_write_none_twice(
         f"done: {HELD}"
     )
     # The held line ran in all three workers and was written once.
-    assert _pids_that_started(stack, HELD) == {killed.pid, stopped.pid, last.pid}
+    assert pids_that_started(stack, HELD) == {killed.pid, stopped.pid, last.pid}
     assert not stack.sql(
         "SELECT 1 FROM lgos_batch_lines WHERE batch_id = %s", (batch.id,)
     )

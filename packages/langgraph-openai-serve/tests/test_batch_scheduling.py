@@ -1,0 +1,82 @@
+"""How batches share the workers, on PostgreSQL with real ``lgos worker``
+processes: one batch's lines run on several workers at once, a batch takes
+no more than ``LGOS_BATCH_CONCURRENCY`` worker slots so a background
+Response submitted after it still runs.
+
+Lines whose input starts with ``hold`` wait for the test (``batch_app``);
+each worker runs one job at a time here, so which worker runs what is fixed
+by the queue's order, not by timing.
+"""
+
+from __future__ import annotations
+
+import pytest
+from background_stack import TERMINAL
+from batch_stack import (
+    StackFactory,
+    create_batch,
+    lines_of,
+    pids_that_started,
+    upload_lines,
+)
+from lgos_testkit import wait_for_batch, wait_until
+from openai import OpenAI
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def test_a_batch_spreads_over_workers_and_leaves_room_for_a_background_run(
+    batch_stack: StackFactory, files: OpenAI
+) -> None:
+    stack = batch_stack(
+        LGOS_BATCH_CONCURRENCY="2",
+        LGOS_BATCH_LINES_PER_JOB="1",
+        LGOS_BACKGROUND_CONCURRENCY="1",
+    )
+    input_file = upload_lines(files, ["hold-0", "hold-1", "hold-2"])
+    stack.start_api()
+    workers = [stack.start_worker() for _ in range(3)]
+    client = stack.client()
+    batch = create_batch(client, input_file)
+
+    # Two chunks at a time, one line each: two workers hold a line each.
+    wait_until(
+        lambda: (
+            bool(pids_that_started(stack, "hold-0"))
+            and bool(pids_that_started(stack, "hold-1"))
+        ),
+        120,
+        "the batch's first two lines",
+    )
+    holding = pids_that_started(stack, "hold-0") | pids_that_started(stack, "hold-1")
+    # The batch queued no third chunk, so the third worker's slot goes to a
+    # background Response submitted now, while the batch still runs.
+    submitted = client.responses.create(
+        model="work", input="interactive", background=True
+    )
+    wait_until(
+        lambda: (
+            stack.status(submitted.id) in TERMINAL
+            or bool(pids_that_started(stack, "hold-2"))
+        ),
+        120,
+        "the background Response (or a third line of the batch)",
+    )
+    interactive = client.responses.retrieve(submitted.id)
+    meanwhile = client.batches.retrieve(batch.id)
+    third_line_started = bool(pids_that_started(stack, "hold-2"))
+    stack.release("hold")
+    done = wait_for_batch(client, batch.id)
+
+    assert len(holding) == 2, "one batch's lines ran on two workers at once"
+    assert holding <= {worker.pid for worker in workers}
+    assert interactive.status == "completed"
+    assert interactive.output_text == "done: interactive"
+    assert pids_that_started(stack, "interactive").isdisjoint(holding)
+    assert not third_line_started
+    assert meanwhile.status == "in_progress"
+    assert meanwhile.request_counts is not None
+    assert meanwhile.request_counts.completed == 0
+    assert done.status == "completed", done.errors
+    output = lines_of(files, done.output_file_id)
+    assert [line["custom_id"] for line in output] == ["req-0", "req-1", "req-2"]
