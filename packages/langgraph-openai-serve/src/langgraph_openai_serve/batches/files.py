@@ -9,6 +9,7 @@ is read and who owns the output and error files.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import IO, Any, cast
@@ -19,6 +20,12 @@ OWNER_HEADER = "X-Lgos-Owner"
 @dataclass(frozen=True, slots=True)
 class InputFile:
     purpose: str
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    id: str
     bytes: int
 
 
@@ -84,6 +91,33 @@ class FilesClient:
             extra_headers=_acting_for(owner),
         )
         return created.id
+
+    async def uploads_named(
+        self, owner: str, filename: str, since: int
+    ) -> list[Upload]:
+        """The owner's ``batch_output`` files called ``filename`` created at
+        or after ``since`` (Unix seconds), newest first: the listing is read
+        newest first and stops at the first older file."""
+        found: list[Upload] = []
+        listing = self._client.files.list(
+            purpose="batch_output",
+            order="desc",
+            limit=100,
+            extra_headers=_acting_for(owner),
+        )
+        async for stored in listing:
+            if stored.created_at < since:
+                break
+            if stored.filename == filename:
+                found.append(Upload(stored.id, stored.bytes))
+        return found
+
+    async def delete(self, file_id: str, owner: str) -> None:
+        """Delete the owner's file (gone already: nothing to do)."""
+        import openai
+
+        with contextlib.suppress(openai.NotFoundError):
+            await self._client.files.delete(file_id, extra_headers=_acting_for(owner))
 
 
 def _acting_for(owner: str) -> dict[str, str]:

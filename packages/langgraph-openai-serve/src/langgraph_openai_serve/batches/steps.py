@@ -14,13 +14,13 @@ import asyncio
 import contextlib
 import logging
 import math
-import tempfile
 import time
 from typing import Any
 
 from langgraph_openai_serve.batches.dispatch import Answer
 from langgraph_openai_serve.batches.errors import BatchNotFoundError
 from langgraph_openai_serve.batches.files import FileNotFound, FilesClient
+from langgraph_openai_serve.batches.finalize import finalize, finalize_as
 from langgraph_openai_serve.batches.input import read_lines
 from langgraph_openai_serve.batches.objects import (
     batch_error,
@@ -45,8 +45,6 @@ from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE, error_b
 logger = logging.getLogger("langgraph_openai_serve")
 
 _CANCELLABLE = frozenset({"validating", "in_progress"})
-_ENDING = frozenset({"finalizing", "cancelling"})
-_SPOOL_BYTES = 8 * 1024 * 1024
 
 
 async def create(
@@ -118,7 +116,7 @@ async def run_step(runtime: BatchRuntime, step: BatchStep) -> None:
     elif step.kind == "chunk":
         await _run_chunk(runtime, step.batch_id, step.chunk)
     else:
-        await _finalize(runtime, step.batch_id)
+        await finalize(runtime, step.batch_id)
 
 
 async def _validate(runtime: BatchRuntime, batch_id: str) -> None:
@@ -304,7 +302,7 @@ async def _still_running(runtime: BatchRuntime, batch_id: str) -> bool:
         return False
     if time.time() < stored.batch["expires_at"]:
         return True
-    await _finalize_as(runtime, batch_id, "expired")
+    await finalize_as(runtime, batch_id, "expired")
     return False
 
 
@@ -313,82 +311,7 @@ async def _finish_if_done(runtime: BatchRuntime, batch_id: str) -> None:
     if stored is None or stored.status != "in_progress":
         return
     if stored.completed + stored.failed >= stored.total:
-        await _finalize_as(runtime, batch_id, "completed")
-
-
-async def _finalize_as(runtime: BatchRuntime, batch_id: str, ending: str) -> None:
-    step = BatchStep("finalize", batch_id)
-    await runtime.store.transition(
-        batch_id,
-        frozenset({"in_progress"}),
-        {"status": "finalizing", "finalizing_at": int(time.time())},
-        ending=ending,
-        enqueue=lambda transaction: runtime.queue.defer([step], transaction),
-    )
-
-
-async def _finalize(runtime: BatchRuntime, batch_id: str) -> None:
-    stored = await runtime.store.read(batch_id)
-    if stored is None or stored.status not in _ENDING:
-        return
-    if stored.status == "cancelling":
-        final = "cancelled"
-        await runtime.store.settle(
-            batch_id,
-            "batch_cancelled",
-            "The batch was cancelled before this request ran.",
-        )
-    elif stored.ending == "expired":
-        final = "expired"
-        await runtime.store.settle(
-            batch_id,
-            "batch_expired",
-            "The batch expired before this request ran.",
-        )
-    else:
-        final = "completed"
-    files: dict[str, Any] = {}
-    for failed, name in ((False, "output_file_id"), (True, "error_file_id")):
-        if stored.batch.get(name) is None:
-            files[name] = await _write_results(runtime, stored, failed=failed)
-            # Kept at once: a finalize run again after a crash reuses it.
-            await runtime.store.transition(batch_id, frozenset({stored.status}), files)
-    ended = await runtime.store.transition(
-        batch_id,
-        frozenset({stored.status}),
-        {"status": final, f"{final}_at": int(time.time())},
-        enqueue=lambda transaction: runtime.announce(
-            transaction, f"batch.{final}", batch_id, stored.scope
-        ),
-    )
-    if ended:
-        await runtime.store.drop_lines(batch_id)
-
-
-async def _write_results(
-    runtime: BatchRuntime, stored: StoredBatch, *, failed: bool
-) -> str | None:
-    """Upload the batch's output (or error) lines; the file's id, ``None``
-    when there are none."""
-    files = runtime.files
-    assert files is not None
-    batch_id = stored.batch["id"]
-    with tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES) as spool:
-        wrote = False
-        async for text in runtime.store.results(batch_id, failed=failed):
-            spool.write(text.encode())
-            spool.write(b"\n")
-            wrote = True
-        if not wrote:
-            return None
-        spool.seek(0)
-        name = "batch_errors.jsonl" if failed else "batch_output.jsonl"
-        return await files.upload(
-            stored.scope,
-            f"{batch_id}_{name}",
-            spool,
-            stored.batch.get("output_expires_after"),
-        )
+        await finalize_as(runtime, batch_id, "completed")
 
 
 async def give_up(runtime: BatchRuntime, step: BatchStep) -> None:
