@@ -1,7 +1,8 @@
 """How batches share the workers, on PostgreSQL with real ``lgos worker``
 processes: one batch's lines run on several workers at once, a batch takes
 no more than ``LGOS_BATCH_CONCURRENCY`` worker slots so a background
-Response submitted after it still runs.
+Response submitted after it still runs, and a batch expires at the end of
+its window even when none of its lines can run.
 
 Lines whose input starts with ``hold`` wait for the test (``batch_app``);
 each worker runs one job at a time here, so which worker runs what is fixed
@@ -9,6 +10,8 @@ by the queue's order, not by timing.
 """
 
 from __future__ import annotations
+
+import signal
 
 import pytest
 from background_stack import TERMINAL
@@ -80,3 +83,53 @@ def test_a_batch_spreads_over_workers_and_leaves_room_for_a_background_run(
     assert done.status == "completed", done.errors
     output = lines_of(files, done.output_file_id)
     assert [line["custom_id"] for line in output] == ["req-0", "req-1", "req-2"]
+
+
+def test_a_batch_whose_chunks_all_wait_expires_at_the_end_of_its_window(
+    batch_stack: StackFactory, files: OpenAI
+) -> None:
+    stack = batch_stack(
+        LGOS_BATCH_CONCURRENCY="1",
+        LGOS_BATCH_LINES_PER_JOB="1",
+        LGOS_BATCH_EXPIRY_CHECK_INTERVAL="0.5",
+    )
+    input_file = upload_lines(files, ["hold-first", "second", "third"])
+    stack.start_api()
+    first = stack.start_worker()
+    client = stack.client()
+    batch = create_batch(client, input_file)
+    wait_until(lambda: bool(pids_that_started(stack, "hold-first")), 120, "line 1")
+    # Stopped, the worker hands its chunk back: every chunk of the batch now
+    # waits in the queue, and no worker is left to run one.
+    first.send_signal(signal.SIGTERM)
+    assert first.wait(timeout=60) == 0
+    stopped = client.batches.retrieve(batch.id)
+    waiting = stack.sql(
+        "SELECT status FROM procrastinate_jobs WHERE args->>'batch_id' = %s "
+        "AND args->>'kind' = 'chunk'",
+        (batch.id,),
+    )
+
+    # Its window ends now (as if the time had passed).
+    stack.sql(
+        "UPDATE lgos_batches SET batch = jsonb_set(batch, '{expires_at}', "
+        "to_jsonb(extract(epoch FROM now())::bigint)) WHERE id = %s",
+        (batch.id,),
+    )
+    ending = wait_for_batch(client, batch.id, {"finalizing", "expired"}, 60)
+    stack.release("hold")
+    stack.start_worker()
+    done = wait_for_batch(client, batch.id)
+
+    assert stopped.status == "in_progress"
+    assert waiting == [("todo",)]
+    # Expired by the API process's sweep: no worker was running.
+    assert ending.status == "finalizing"
+    assert done.status == "expired"
+    assert done.expired_at is not None
+    assert done.output_file_id is None
+    errors = lines_of(files, done.error_file_id)
+    assert [line["custom_id"] for line in errors] == ["req-0", "req-1", "req-2"]
+    assert {line["error"]["code"] for line in errors} == {"batch_expired"}
+    # The chunk handed back did not run its line again once expired.
+    assert pids_that_started(stack, "hold-first") == {first.pid}

@@ -30,6 +30,8 @@ from langgraph_openai_serve.background.protocol import BackgroundBackend, Respon
 from langgraph_openai_serve.background.retention import sweep_forever
 from langgraph_openai_serve.batches.build import batch_runtime
 from langgraph_openai_serve.batches.dispatch import LineDispatcher
+from langgraph_openai_serve.batches.expiry import expire_forever
+from langgraph_openai_serve.batches.runtime import BatchRuntime
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.integrations.langfuse import (
@@ -234,7 +236,7 @@ class LanggraphOpenaiServe:
         if self._owns_app:
             # The host is ours: its 404 and 405 answer with the envelope too.
             install_http_error_handler(self.app)
-        self._wrap_lifespan(responses)
+        self._wrap_lifespan(responses, batches)
         self._openai_app = openai_app
         logger.info(
             "lgos.bound prefix=%s graphs=%d",
@@ -278,7 +280,9 @@ class LanggraphOpenaiServe:
             max_attempts=settings.BACKGROUND_MAX_ATTEMPTS,
         )
 
-    def _wrap_lifespan(self, responses: ResponseStore | None) -> None:
+    def _wrap_lifespan(
+        self, responses: ResponseStore | None, batches: BatchRuntime
+    ) -> None:
         host_lifespan = self.app.router.lifespan_context
         registry = self.graph_registry
         retention = self.settings.RESPONSE_RETENTION
@@ -288,11 +292,13 @@ class LanggraphOpenaiServe:
         async def lifespan(app: Any) -> AsyncIterator[Any]:
             await registry.resolve_all()
             lifecycle.start()
-            sweeper = (
-                asyncio.create_task(sweep_forever(responses, retention))
-                if responses is not None
-                else None
-            )
+            sweepers = []
+            if responses is not None:
+                sweepers.append(
+                    asyncio.create_task(sweep_forever(responses, retention))
+                )
+            if batches.files is not None:  # batches can exist
+                sweepers.append(asyncio.create_task(expire_forever(batches)))
             try:
                 context: AbstractAsyncContextManager[Any] = host_lifespan(app)
                 async with context as state:
@@ -300,7 +306,7 @@ class LanggraphOpenaiServe:
             finally:
                 lifecycle.stop()
                 await self.close()
-                if sweeper is not None:
+                for sweeper in sweepers:
                     sweeper.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await sweeper

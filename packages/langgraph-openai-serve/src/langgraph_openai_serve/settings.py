@@ -160,6 +160,11 @@ class Settings(BaseSettings):
     BATCH_COMPLETION_WINDOW: dt.timedelta = Field(default=dt.timedelta(hours=24))
     """How long a batch may run before it expires (``completion_window`` is
     ``24h`` on the wire; a deployment may give less or more)."""
+    BATCH_EXPIRY_CHECK_INTERVAL: float = Field(default=30.0, gt=0)
+    """Seconds between two looks, in every ``lgos serve`` and ``lgos worker``
+    process, for batches past their window: such a batch moves to
+    ``finalizing`` (then ``expired``) within this time even when none of
+    its requests is running."""
 
     WEBHOOK_ENDPOINTS: list[WebhookEndpoint] = []
     """Where events go: a JSON list of ``{"url", "scopes", "events"}``. An

@@ -9,6 +9,7 @@ import signal
 from collections.abc import Callable, Iterator
 
 from langgraph_openai_serve.background.executor import executor_for
+from langgraph_openai_serve.batches.expiry import expire_forever
 from langgraph_openai_serve.batches.steps import run_step
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.observability.exposition import MetricsSource
@@ -74,6 +75,12 @@ async def run_worker(server: LanggraphOpenaiServe) -> None:
         lifecycle.stop()
         worker.stop()
 
+    # Batches past their window expire even when none of their chunks runs.
+    expiry = (
+        asyncio.create_task(expire_forever(batches))
+        if batches is not None and batches.files is not None
+        else None
+    )
     try:
         if health is not None:
             await health.start()
@@ -81,6 +88,10 @@ async def run_worker(server: LanggraphOpenaiServe) -> None:
             lifecycle.start()
             await worker.run()
     finally:
+        if expiry is not None:
+            expiry.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await expiry
         if health is not None:
             await health.stop()
         await backend.stop()

@@ -35,6 +35,7 @@ def batch_runtime(
         concurrency=settings.BATCH_CONCURRENCY,
         lines_per_job=settings.BATCH_LINES_PER_JOB,
         window_seconds=settings.BATCH_COMPLETION_WINDOW.total_seconds(),
+        expiry_check_interval=settings.BATCH_EXPIRY_CHECK_INTERVAL,
     )
     durable = _on_postgres(background)
     if durable is not None:

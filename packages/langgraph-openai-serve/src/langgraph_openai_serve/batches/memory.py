@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph_openai_serve.batches.protocol import (
+    OPEN_STATUSES,
+    OVERDUE_PAGE,
     BatchLine,
     BatchStep,
     ChunkEnqueue,
@@ -160,6 +162,13 @@ class InMemoryBatchStore:
             result = kept.results[seq]
             if result.failed == failed:
                 yield result.text
+
+    async def overdue(self, now: float) -> list[str]:
+        return sorted(
+            batch_id
+            for batch_id, kept in self._batches.items()
+            if kept.batch["status"] in OPEN_STATUSES and kept.batch["expires_at"] <= now
+        )[:OVERDUE_PAGE]
 
 
 def unrun_line(custom_id: str, code: str, message: str) -> dict[str, Any]:

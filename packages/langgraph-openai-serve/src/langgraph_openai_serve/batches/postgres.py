@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from langgraph_openai_serve.batches.protocol import (
+    OVERDUE_PAGE,
     BatchLine,
     ChunkEnqueue,
     Enqueue,
@@ -41,6 +42,9 @@ CREATE TABLE IF NOT EXISTS lgos_batches (
     reasoning_tokens bigint NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS lgos_batches_scope ON lgos_batches (scope, id);
+CREATE INDEX IF NOT EXISTS lgos_batches_open ON lgos_batches
+    (((batch->>'expires_at')::bigint))
+    WHERE batch->>'status' IN ('validating', 'in_progress');
 CREATE TABLE IF NOT EXISTS lgos_batch_lines (
     batch_id text NOT NULL REFERENCES lgos_batches (id) ON DELETE CASCADE,
     seq integer NOT NULL,
@@ -256,6 +260,19 @@ class PostgresBatchStore:
             )
             async for row in cursor:
                 yield row["result"]
+
+    async def overdue(self, now: float) -> list[str]:
+        # The partial index holds only the open batches, by window end.
+        async with await self._connection() as conn:
+            cursor = await conn.execute(
+                "SELECT id FROM lgos_batches "
+                "WHERE batch->>'status' IN ('validating', 'in_progress') "
+                "AND (batch->>'expires_at')::bigint <= %s "
+                "ORDER BY (batch->>'expires_at')::bigint LIMIT %s",
+                (int(now), OVERDUE_PAGE),
+            )
+            rows = await cursor.fetchall()
+        return [row["id"] for row in rows]
 
 
 def _public(row: dict[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 TERMINAL_STATUSES = frozenset({"completed", "failed", "expired", "cancelled"})
+OPEN_STATUSES = ("validating", "in_progress")
+"""Statuses a batch expires from when its window ends."""
+OVERDUE_PAGE = 100
 
 StepKind = Literal["validate", "chunk", "finalize"]
 
@@ -182,6 +185,11 @@ class BatchStore(Protocol):
 
     def results(self, batch_id: str, *, failed: bool) -> AsyncIterator[str]:
         """The output (``failed=False``) or error lines, in input order."""
+        ...
+
+    async def overdue(self, now: float) -> list[str]:
+        """Batches still ``validating`` or ``in_progress`` whose window ended
+        at or before ``now`` (Unix seconds), oldest first, up to a page."""
         ...
 
 

@@ -27,6 +27,8 @@ class BatchRuntime:
     limits: Limits = field(default_factory=Limits)
     poll_interval: float = 0.5
     """Seconds between a running line's checks for a cancel or the expiry."""
+    expiry_check_interval: float = 30.0
+    """Seconds between two sweeps for open batches past their window."""
     announce: Announce = announce_nothing
     dispatcher: LineDispatcher | None = None
     """Set when the OpenAI app is bound."""

@@ -161,9 +161,11 @@ async def _validate(runtime: BatchRuntime, batch_id: str) -> None:
     )
     if started:
         await _claim(runtime, batch_id, runtime.concurrency)
-    else:  # cancelled meanwhile: finalize settles every line
+    else:  # cancelled or expired meanwhile: finalize settles every line
         await runtime.store.transition(
-            batch_id, frozenset({"cancelling"}), {"request_counts": counts}
+            batch_id,
+            frozenset({"cancelling", "finalizing"}),
+            {"request_counts": counts},
         )
 
 
