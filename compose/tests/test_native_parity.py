@@ -228,6 +228,8 @@ def test_each_service_is_told_where_its_neighbours_are(
             assert ours.split("@", 1)[1].startswith("postgres:5432/"), key
         elif key == "LGOS_FILES_API_KEYS":
             assert set(json.loads(ours).values()) == set(json.loads(value).values())
+        elif key == "LGOS_FILES_SERVICE_KEYS":  # secrets: one each
+            assert len(json.loads(ours)) == len(json.loads(value)) == 1
         elif value.startswith("/"):
             continue  # a path: the state folder natively, a volume here
         elif not SECRET_SETTING.search(key):

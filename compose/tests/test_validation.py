@@ -78,6 +78,7 @@ def test_a_missing_secret_stops_compose_naming_it(secret: str) -> None:
 def test_the_secrets_are_the_expected_ones() -> None:
     assert secret_names() == [
         "FILES_API_KEY",
+        "FILES_SERVICE_KEY",
         "GRAFANA_ADMIN_PASSWORD",
         "LITELLM_MASTER_KEY",
         "MINIO_ROOT_PASSWORD",

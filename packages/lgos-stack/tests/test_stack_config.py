@@ -17,6 +17,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from langgraph_openai_serve import ApiKeys
 from lgos_stack.gateway import ConfigError, master_key
 from lgos_stack.net import free_ports
 from lgos_stack.preflight import configuration_problems
@@ -290,6 +291,58 @@ def test_without_litellm_the_sync_and_both_uis_are_left_out(tmp_path):
         "Open WebUI functions",
     }
     assert "demo API" in names
+
+
+def test_batches_use_the_stack_s_files_api_as_the_demo_api_s_tenant(tmp_path):
+    options = StackOptions(state_dir=tmp_path)
+    services = {s.name: s for s in plan_stack(options, {}).services}
+    again = {s.name: s for s in plan_stack(options, {}).services}
+
+    files = services["Files API"].env
+    service_keys = json.loads(files["LGOS_FILES_SERVICE_KEYS"])
+    for name in ("demo API", "background worker"):
+        env = services[name].env
+        assert env["LGOS_BATCH_FILES_URL"] == services["Files API"].url, name
+        assert service_keys == [env["LGOS_BATCH_FILES_API_KEY"]], name
+    # The demo's files key is the tenant of a demo API without API keys.
+    assert json.loads(files["LGOS_FILES_API_KEYS"]) == {
+        services["demo API"].env["DEMO_FILES_API_KEY"]: "default"
+    }
+    # Generated once for the state folder, owner-only.
+    assert (
+        again["Files API"].env["LGOS_FILES_SERVICE_KEYS"]
+        == files["LGOS_FILES_SERVICE_KEYS"]
+    )
+    assert (tmp_path / "files" / "service-key").stat().st_mode & 0o077 == 0
+
+
+def test_with_api_keys_each_key_opens_the_files_api_as_its_principal(tmp_path):
+    options = StackOptions(state_dir=tmp_path)
+    keys = {"sk-alice-key": "alice", "sk-bob-key": "bob"}
+
+    planned = plan_stack(options, {"LGOS_API_KEYS": json.dumps(keys)})
+    listed = plan_stack(options, {"LGOS_API_KEYS": "sk-carol-key"})
+
+    files = next(s for s in planned.services if s.name == "Files API").env
+    owners = json.loads(files["LGOS_FILES_API_KEYS"])
+    assert {key: owners[key] for key in keys} == keys
+    assert "default" in owners.values()  # the graphs' and the UIs' key
+    plain = next(s for s in listed.services if s.name == "Files API").env
+    principal = ApiKeys.parse("sk-carol-key").principal_for("sk-carol-key")
+    assert json.loads(plain["LGOS_FILES_API_KEYS"])["sk-carol-key"] == principal
+    with pytest.raises(ConfigError, match="LGOS_API_KEYS"):
+        plan_stack(options, {"LGOS_API_KEYS": "{}"})
+
+
+def test_an_external_files_api_leaves_batches_to_the_operator(tmp_path):
+    plan = plan_stack(
+        StackOptions(state_dir=tmp_path),
+        {"DEMO_FILES_URL": "http://files.example/v1"},
+    )
+
+    api = next(s for s in plan.services if s.name == "demo API")
+    assert "LGOS_BATCH_FILES_URL" not in api.env
+    assert any("LGOS_BATCH_FILES_API_KEY" in note for note in plan.notes)
 
 
 # ------------------------------------------------------------- supervisor

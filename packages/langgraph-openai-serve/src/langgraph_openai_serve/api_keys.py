@@ -29,6 +29,20 @@ class ApiKeys:
         Raises:
             ValueError: the value is empty or not a valid key list or mapping.
         """
+        mapping = cls.principals(value)
+        return cls(
+            tuple((_digest(key), principal) for key, principal in mapping.items())
+        )
+
+    @staticmethod
+    def principals(value: str) -> dict[str, str]:
+        """Each key of an ``LGOS_API_KEYS`` value and its principal (a key of
+        a plain list is its own principal, ``key-`` and a digest of it), for
+        a deployment that gives another service the same tenants.
+
+        Raises:
+            ValueError: the value is empty or not a valid key list or mapping.
+        """
         text = value.strip()
         mapping: Mapping[str, str]
         if text.startswith("{"):
@@ -44,9 +58,7 @@ class ApiKeys:
             mapping = {key: f"key-{_digest(key).hex()[:12]}" for key in keys}
         if not mapping:
             raise ValueError("LGOS_API_KEYS holds no key")
-        return cls(
-            tuple((_digest(key), principal) for key, principal in mapping.items())
-        )
+        return dict(mapping)
 
     def principal_for(self, presented: str) -> str | None:
         """The principal of ``presented``, or ``None``; never short-circuits."""

@@ -2,20 +2,33 @@
 
 SeaweedFS's internal ports are picked free at each start; its data lives in
 the state folder, so uploaded files survive restarts.
+
+The Files API's owners are the demo API's tenants, so the Batch API works
+out of the box: a batch reads its input as, and writes its results for, the
+tenant that created it. Without ``LGOS_API_KEYS`` every caller of the demo
+API is the tenant ``default``, the owner of the demo's files key; with keys,
+each key opens the Files API too, as its principal (one key, both APIs, as
+at OpenAI). LGOS reaches the files with a service key generated once into
+the state folder.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
+from langgraph_openai_serve import ApiKeys
+
+from lgos_stack.gateway import ConfigError, generated_secret
 from lgos_stack.net import LOOPBACK, free_ports
 from lgos_stack.supervisor import Service
 
 S3_ACCESS_KEY = "lgos-demo-access"
 S3_SECRET_KEY = "lgos-demo-secret-key"
-FILES_OWNER = "demo"
+FILES_OWNER = "default"
+"""The demo API's tenant without API keys (LGOS's shared scope)."""
 _WEED_INTERNAL_PORTS = (
     "s3.port.grpc",
     "master.port",
@@ -56,10 +69,39 @@ def weed_mini_argv(weed: str, root: Path, s3_port: int) -> list[str]:
     ]
 
 
+def service_key(state_dir: Path) -> str:
+    """The Files API service key the demo API and the worker use for
+    batches (``LGOS_BATCH_FILES_API_KEY``), made once for the state folder."""
+    return generated_secret(
+        state_dir / "files" / "service-key", prefix="sk-lgos-files-service-"
+    )
+
+
+def file_owners(api_key: str, environ: Mapping[str, str]) -> dict[str, str]:
+    """The Files API's keys and their owners: the demo's key for the tenant
+    ``default`` and, when the demo API has ``LGOS_API_KEYS``, each of those
+    keys for its principal.
+
+    Raises:
+        ConfigError: ``LGOS_API_KEYS`` is not a valid key list or mapping.
+    """
+    configured = environ.get("LGOS_API_KEYS")
+    try:
+        tenants = ApiKeys.principals(configured) if configured else {}
+    except ValueError as exc:
+        raise ConfigError(f"LGOS_API_KEYS: {exc}") from None
+    return {**tenants, api_key: FILES_OWNER}
+
+
 def file_services(
-    state_dir: Path, s3_port: int, files_port: int, weed: str, api_key: str
+    state_dir: Path,
+    s3_port: int,
+    files_port: int,
+    weed: str,
+    owners: Mapping[str, str],
 ) -> list[Service]:
-    """SeaweedFS's S3 and the Files API on it (after SeaweedFS is healthy)."""
+    """SeaweedFS's S3 and the Files API on it (after SeaweedFS is healthy),
+    with ``owners`` as its keys and the stack's service key."""
     root = state_dir / "seaweedfs"
     for name in ("data", "log", "tmp"):
         (root / name).mkdir(parents=True, exist_ok=True)
@@ -99,7 +141,8 @@ def file_services(
             "LGOS_FILES_S3_BUCKET": "lgos-demo-files",
             "LGOS_FILES_S3_ACCESS_KEY": S3_ACCESS_KEY,
             "LGOS_FILES_S3_SECRET_KEY": S3_SECRET_KEY,
-            "LGOS_FILES_API_KEYS": json.dumps({api_key: FILES_OWNER}),
+            "LGOS_FILES_API_KEYS": json.dumps(dict(owners)),
+            "LGOS_FILES_SERVICE_KEYS": json.dumps([service_key(state_dir)]),
         },
     )
     return [seaweed, files_api]

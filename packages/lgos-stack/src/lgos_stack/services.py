@@ -42,7 +42,7 @@ from lgos_demos.settings import (
     DEFAULT_SEARCH_PORT,
 )
 
-from lgos_stack.files import file_services
+from lgos_stack.files import file_owners, file_services, service_key
 from lgos_stack.gateway import (
     DEFAULT_LITELLM_PORT,
     gateway_services,
@@ -198,6 +198,11 @@ def plan_stack(
         notes.append(
             f"files: DEMO_FILES_URL={files_url} (SeaweedFS and Files API not started)"
         )
+        if not environ.get("LGOS_BATCH_FILES_URL"):
+            notes.append(
+                "batches: off; set LGOS_BATCH_FILES_URL and LGOS_BATCH_FILES_API_KEY "
+                "(a service key of that Files API) to turn them on"
+            )
     else:
         weed = shutil.which("weed") or str(Path(python).parent / "weed")
         if (
@@ -211,10 +216,18 @@ def plan_stack(
         else:
             api_key = environ.get("DEMO_FILES_API_KEY", DEFAULT_FILES_API_KEY)
             services += file_services(
-                options.state_dir, options.s3_port, options.files_port, weed, api_key
+                options.state_dir,
+                options.s3_port,
+                options.files_port,
+                weed,
+                file_owners(api_key, environ),
             )
-            api_env["DEMO_FILES_URL"] = f"http://{LOOPBACK}:{options.files_port}/v1"
+            files_api = f"http://{LOOPBACK}:{options.files_port}/v1"
+            api_env["DEMO_FILES_URL"] = files_api
             api_env["DEMO_FILES_API_KEY"] = api_key
+            # The Batch API reads inputs and writes results there.
+            api_env["LGOS_BATCH_FILES_URL"] = files_api
+            api_env["LGOS_BATCH_FILES_API_KEY"] = service_key(options.state_dir)
 
     database, after = _database_services(options, environ, services, notes, api_env)
 
