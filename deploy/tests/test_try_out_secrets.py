@@ -3,6 +3,7 @@ files, never replaced behind PostgreSQL's back."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -43,6 +44,10 @@ def test_secrets_are_random_private_and_agree_with_each_other(tmp_path: Path) ->
     files = _read(first / "files.env")
     assert files["client-key"] in files["api-keys"]
     assert files["service-key"] in files["service-keys"]
+    # Batches: the Files API owner of the client key is the API key's tenant.
+    principals = json.loads(api["api-keys"])
+    owners = json.loads(files["api-keys"])
+    assert owners[files["client-key"]] == principals[api["client-key"]]
     assert _read(first / "litellm.env")["master-key"].startswith("sk-")
     assert postgres["password"] != _read(second / "postgres.env")["password"]
     assert {oct(p.stat().st_mode & 0o777) for p in first.iterdir()} == {"0o600"}

@@ -22,8 +22,11 @@ POSTGRES_USER = "lgos"
 POSTGRES_DB = "lgos"
 MINIO_USER = "lgos-minio"
 FILES_BUCKET = "lgos-files"
-FILES_OWNER = "demo"
 API_PRINCIPAL = "gateway"
+# The Files API's owner of the graphs' key is the API key's tenant: a batch
+# created with the API key reads its input as, and writes its results for,
+# that tenant.
+FILES_OWNER = API_PRINCIPAL
 
 
 def _token() -> str:
