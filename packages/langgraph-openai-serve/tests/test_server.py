@@ -110,6 +110,46 @@ def test_host_app_routes_stay_reachable_and_openai_app_is_exposed():
     assert app.state.graph_registry is server.graph_registry
 
 
+async def test_middleware_added_to_the_built_host_sees_openai_requests():
+    # The host LGOS builds hands OpenAI requests straight to the mount only
+    # while nothing of its own could see them (host.py).
+    server = _server().bind_openai_api()
+
+    class Stamp:
+        def __init__(self, app) -> None:
+            self.app = app
+
+        async def __call__(self, scope, receive, send) -> None:
+            async def stamped(message) -> None:
+                if message["type"] == "http.response.start":
+                    message["headers"] = [*message["headers"], (b"x-host", b"seen")]
+                await send(message)
+
+            await self.app(scope, receive, stamped)
+
+    server.app.add_middleware(Stamp)
+
+    # The first request builds the host's middleware; the next ones use it.
+    for _ in range(2):
+        response = await _get(server.app, "/v1/models")
+        assert response.status_code == 200
+        assert response.headers["x-host"] == "seen"
+
+
+async def test_a_host_route_under_the_prefix_ahead_of_the_mount_still_answers():
+    server = _server()
+
+    @server.app.get("/v1/custom")
+    def custom() -> dict[str, bool]:
+        return {"custom": True}
+
+    server.bind_openai_api()
+
+    for _ in range(2):  # before and after the host built its middleware
+        assert (await _get(server.app, "/v1/custom")).json() == {"custom": True}
+        assert (await _get(server.app, "/v1/models")).status_code == 200
+
+
 def test_graph_factories_fail_at_startup_not_first_request():
     from starlette.testclient import TestClient
 

@@ -34,6 +34,7 @@ from langgraph_openai_serve.batches.expiry import expire_forever
 from langgraph_openai_serve.batches.runtime import BatchRuntime
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.registry import GraphRegistry
+from langgraph_openai_serve.host import HostApp
 from langgraph_openai_serve.integrations.langfuse import (
     langfuse_callbacks,
     require_langfuse,
@@ -116,7 +117,7 @@ class LanggraphOpenaiServe:
         self.graph_registry = graphs
         self.settings = settings if settings is not None else Settings()
         self._owns_app = app is None
-        self.app = app if app is not None else FastAPI(title=_TITLE, version=_version())
+        self.app = app if app is not None else HostApp(title=_TITLE, version=_version())
         # Secure by default: each API key's principal is its own scope.
         self.checkpoint_scope: CheckpointScope = checkpoint_scope or scope_resolver(
             self.settings.CHECKPOINT_SCOPE
@@ -233,6 +234,8 @@ class LanggraphOpenaiServe:
         # miss the mount and get the host's plain 404.
         mount.path_regex = re.compile(mount.path_regex.pattern, re.DOTALL)
         self.app.router.routes.append(mount)
+        if isinstance(self.app, HostApp):
+            self.app.serve_directly(mount)
         if self._owns_app:
             # The host is ours: its 404 and 405 answer with the envelope too.
             install_http_error_handler(self.app)
