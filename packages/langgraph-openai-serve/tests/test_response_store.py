@@ -155,6 +155,62 @@ async def test_deleting_a_background_response_removes_its_events(store):
         assert await _rows(store, job.response_id) == (0, 0)
 
 
+async def test_an_attempt_counts_only_for_a_live_response_nobody_cancelled(store):
+    live, cancelled, ended = (
+        BackgroundJob(f"resp_{uuid.uuid4().hex}", "alice", {}) for _ in range(3)
+    )
+    for job in (live, cancelled, ended):
+        queued = {"id": job.response_id, "status": "queued", "background": True}
+        await store.create(job, queued)
+    await store.request_cancel(cancelled.response_id)
+    await store.set_snapshot(ended.response_id, {"status": "completed"})
+
+    first = await store.start_attempt(live.response_id)
+    second = await store.start_attempt(live.response_id)
+    refused = [await store.start_attempt(cancelled.response_id) for _ in range(2)]
+    after_end = await store.start_attempt(ended.response_id)
+    unknown = await store.start_attempt("resp_unknown")
+
+    assert first.snapshot["status"] == "queued"
+    assert (first.cancel_requested, first.lost, first.last_sequence) == (False, 0, -1)
+    assert first.waited is not None
+    assert (second.lost, second.waited) == (1, None)  # the first run was lost
+    assert [(a.cancel_requested, a.lost, a.waited) for a in refused] == [
+        (True, 0, None),
+        (True, 0, None),
+    ]
+    assert (after_end.snapshot["status"], after_end.lost) == ("completed", 0)
+    assert unknown.snapshot is None
+
+
+async def test_events_given_with_a_snapshot_are_kept_only_if_it_replaced_it(store):
+    job = BackgroundJob(f"resp_{uuid.uuid4().hex}", "alice", {})
+    await store.create(job, {"id": job.response_id, "status": "queued"})
+    started = [
+        {"type": "response.created", "sequence_number": 0, "response": {"a": 1}},
+        {"type": "response.in_progress", "sequence_number": 1, "response": {}},
+    ]
+    end = [{"type": "response.completed", "sequence_number": 2, "response": {}}]
+    late = [{"type": "response.output_text.delta", "sequence_number": 3}]
+
+    running = await store.set_snapshot(
+        job.response_id, {"status": "in_progress"}, events=started
+    )
+    ended = await store.set_snapshot(job.response_id, {"status": "completed"}, events=end)
+    replaced = await store.set_snapshot(
+        job.response_id, {"status": "in_progress"}, events=late
+    )
+    stored = [event async for event in store.events(job.response_id, -1)]
+
+    assert (running, ended, replaced) == (True, True, False)
+    assert [event.sequence for event in stored] == [0, 1, 2]
+    assert [event.event for event in stored] == [*started, *end]
+    # Kept as given, down to the order of their keys.
+    assert [list(event.event) for event in stored] == [
+        list(event) for event in (*started, *end)
+    ]
+
+
 async def test_expiry_deletes_finished_responses_only(store):
     old, running = _response(), BackgroundJob(f"resp_{uuid.uuid4().hex}", "alice", {})
     await store.save("alice", old, _items("old"))

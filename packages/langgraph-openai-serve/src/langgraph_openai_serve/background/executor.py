@@ -239,15 +239,15 @@ async def _execute(
     state: ServeState, runtime: BackgroundRuntime, job: BackgroundJob
 ) -> None:
     store = runtime.store
-    current = await store.get(job.response_id, job.scope)
+    attempt = await store.start_attempt(job.response_id)
+    current = attempt.snapshot
     if current is None or current.get("status") in TERMINAL_STATUSES:
         return  # ended while queued (cancelled), or a duplicate delivery
     # The shell stored at submit is the one every snapshot of the job shows.
     shell = ResponseShell.of_snapshot(current)
-    if await store.cancel_requested(job.response_id):
+    if attempt.cancel_requested:
         await end(runtime, job, shell.body("cancelled", []))
         return
-    attempt = await store.start_attempt(job.response_id)
     observer = state.observer
     observer.queue_waited(shell.model, attempt.waited)
     watch = observer.run(
@@ -271,9 +271,14 @@ async def _execute(
             runtime, job, shell.body("failed", [], error=_lost_error(attempt.lost))
         )
         return
-    if not await store.set_snapshot(job.response_id, shell.body("in_progress", [])):
-        return  # cancelled a moment ago
     encoder = RecordingEncoder(shell, after=attempt.last_sequence)
+    # The stream's first events go with the in_progress status, so followers
+    # see the run start as soon as a worker took it, not once its graph is
+    # prepared (a durable run reads its checkpoints first).
+    encoder.start()
+    running = shell.body("in_progress", [])
+    if not await store.set_snapshot(job.response_id, running, events=encoder.take()):
+        return  # cancelled a moment ago
     terminal: dict[str, Any] | None = None
     run: PreparedRun | None = None
     watch.start()
@@ -286,7 +291,8 @@ async def _execute(
         try:
             events = run_graph(run, stream=True, statuses=True)
             async for _ in stream_frames(events, encoder, watch=watch):
-                if encoder.terminal is None:  # the end is stored with its status
+                if encoder.terminal is None and encoder.pending:
+                    # The end is stored with its status.
                     await store.append_events(job.response_id, encoder.take())
             terminal = encoder.terminal
         finally:
@@ -332,8 +338,6 @@ def _failed(
         encoder.take()
         error = {"code": failure.code, "message": failure.message}
         return encoder.shell.body("failed", encoder.output, error=error)
-    if not encoder.began:  # refused before the graph ran
-        encoder.start()
     encoder.fail(failure)
     assert encoder.terminal is not None
     return encoder.terminal

@@ -151,11 +151,23 @@ class InMemoryResponseStore:
         return True
 
     async def start_attempt(self, response_id: str) -> Attempt:
-        record = self._records[response_id]
+        record = self._records.get(response_id)
+        if record is None:
+            return Attempt(None, False, lost=0, last_sequence=-1)
         lost = record.started - record.handed_back
-        waited = time.time() - record.stored_at if record.started == 0 else None
-        record.started += 1
-        return Attempt(lost=lost, last_sequence=len(record.events) - 1, waited=waited)
+        ended = record.snapshot.get("status") in TERMINAL_STATUSES
+        counted = not ended and not record.cancel
+        first = counted and record.started == 0
+        waited = time.time() - record.stored_at if first else None
+        if counted:
+            record.started += 1
+        return Attempt(
+            record.snapshot,
+            record.cancel,
+            lost=lost,
+            last_sequence=len(record.events) - 1,
+            waited=waited,
+        )
 
     async def hand_back(self, response_id: str) -> None:
         record = self._records[response_id]

@@ -74,6 +74,10 @@ argument is that transaction's connection, or ``None`` for memory stores)."""
 class Attempt:
     """What the store knows when a run of a job starts."""
 
+    snapshot: dict[str, Any] | None
+    """The Response as stored (``None``: it is gone)."""
+    cancel_requested: bool
+    """A client asked to cancel it."""
     lost: int
     """Earlier runs that ended without a terminal status or a hand-back:
     their worker died (or broke) while running them."""
@@ -132,7 +136,9 @@ class ResponseStore(Protocol):
         ...
 
     async def start_attempt(self, response_id: str) -> Attempt:
-        """Record that a run of the job starts."""
+        """Record that a run of the job starts, unless the Response ended or
+        its cancel was requested (then the run must not start); one step
+        that also reads what the run needs."""
         ...
 
     async def hand_back(self, response_id: str) -> None:

@@ -50,6 +50,10 @@ class RecordingEncoder(ResponseStreamEncoder):
         return _RECORDED
 
     def start(self) -> bytes:
+        """The stream's first events, once: the executor starts the stream
+        when it stores the ``in_progress`` status, before the run's frames."""
+        if self.began:
+            return _RECORDED
         self.began = True
         if not self.rerun:
             return super().start()

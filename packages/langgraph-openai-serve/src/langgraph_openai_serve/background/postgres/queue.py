@@ -313,12 +313,14 @@ class ProcrastinateBackend:
                 await watcher
 
     async def _watch_cancel(self, response_id: str, run: asyncio.Task[Any]) -> bool:
-        """Cancel ``run`` once its client asks to; whether it did."""
+        """Cancel ``run`` once its client asks to; whether it did. The run
+        itself reads the flag as it starts, so the first look is one
+        interval later, not beside the run's own first statements."""
         while not run.done():
-            if await self.store.cancel_requested(response_id):
+            await asyncio.sleep(self.cancel_poll_interval)
+            if not run.done() and await self.store.cancel_requested(response_id):
                 run.cancel()
                 return True
-            await asyncio.sleep(self.cancel_poll_interval)
         return False
 
 

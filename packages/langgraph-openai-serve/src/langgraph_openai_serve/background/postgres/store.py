@@ -187,12 +187,37 @@ class PostgresResponseStore:
     ) -> bool:
         from psycopg.types.json import Json, Jsonb
 
+        changed = (
+            "UPDATE lgos_background_responses SET snapshot = %s "
+            "WHERE id = %s AND NOT (snapshot->>'status' = ANY(%s)) RETURNING id"
+        )
+        last = (
+            "(SELECT coalesce(max(seq), -1) FROM lgos_background_events "
+            "WHERE response_id = %s)"
+        )
+        if enqueue is None:
+            # One statement: the events go in only with the new snapshot, and
+            # in the order given (json keeps their keys' order).
+            query = (
+                f"WITH changed AS ({changed}), added AS ("
+                "INSERT INTO lgos_background_events (response_id, seq, event) "
+                f"SELECT changed.id, {last} + event.n, event.value "
+                "FROM changed, json_array_elements(%s::json) "
+                "WITH ORDINALITY AS event(value, n)) "
+                f"SELECT id, {NOTIFY} FROM changed"
+            )
+            params: tuple[Any, ...] = (
+                Jsonb(snapshot),
+                response_id,
+                list(TERMINAL_STATUSES),
+                response_id,
+                Json(events or [], dumps=_dumps),
+                response_id,
+            )
+            return await self._one(query, params) is not None
         query = (
-            "WITH changed AS (UPDATE lgos_background_responses SET snapshot = %s "
-            "WHERE id = %s AND NOT (snapshot->>'status' = ANY(%s)) RETURNING id) "
-            f"SELECT id, {NOTIFY}, (SELECT coalesce(max(seq), -1) "
-            " FROM lgos_background_events WHERE response_id = %s) AS last "
-            "FROM changed"
+            f"WITH changed AS ({changed}) "
+            f"SELECT id, {NOTIFY}, {last} AS last FROM changed"
         )
         params = (
             Jsonb(snapshot),
@@ -201,8 +226,6 @@ class PostgresResponseStore:
             response_id,
             response_id,
         )
-        if enqueue is None and not events:
-            return await self._one(query, params) is not None
         async with await self._connection() as conn, conn.transaction():
             cursor = await conn.execute(query, params)
             row = await cursor.fetchone()
@@ -218,23 +241,35 @@ class PostgresResponseStore:
                             for seq, event in enumerate(events, row["last"] + 1)
                         ],
                     )
-            if enqueue is not None:
-                await enqueue(conn)
+            await enqueue(conn)
         return True
 
     async def start_attempt(self, response_id: str) -> Attempt:
+        # One round trip: the count, and what the run needs to start. The
+        # row's status and flag do not change here, so RETURNING can tell
+        # whether this attempt was counted.
+        counted = "NOT (cancel_requested OR snapshot->>'status' = ANY(%s))"
+        statuses = list(TERMINAL_STATUSES)
         row = await self._one(
-            "UPDATE lgos_background_responses "
-            "SET attempts_started = attempts_started + 1 WHERE id = %s "
-            "RETURNING attempts_started - 1 - attempts_handed_back AS lost, "
+            "UPDATE lgos_background_responses SET attempts_started = "
+            f"attempts_started + CASE WHEN {counted} THEN 1 ELSE 0 END "
+            "WHERE id = %s RETURNING snapshot, cancel_requested, "
+            "attempts_started - attempts_handed_back "
+            f"- CASE WHEN {counted} THEN 1 ELSE 0 END AS lost, "
             "(SELECT coalesce(max(seq), -1) FROM lgos_background_events "
             " WHERE response_id = %s) AS last, "
-            "CASE WHEN attempts_started = 1 "
+            f"CASE WHEN attempts_started = 1 AND {counted} "
             "THEN extract(epoch FROM now() - created_at)::float8 END AS waited",
-            (response_id, response_id),
+            (statuses, response_id, statuses, response_id, statuses),
         )
+        if row is None:
+            return Attempt(None, False, lost=0, last_sequence=-1)
         return Attempt(
-            lost=row["lost"], last_sequence=row["last"], waited=row["waited"]
+            row["snapshot"],
+            row["cancel_requested"],
+            lost=row["lost"],
+            last_sequence=row["last"],
+            waited=row["waited"],
         )
 
     async def hand_back(self, response_id: str) -> None:
@@ -284,24 +319,19 @@ class PostgresResponseStore:
     ) -> AsyncGenerator[StoredEvent]:
         position = after
         while True:
-            status_row = await self._one(
-                "SELECT snapshot->>'status' AS status FROM lgos_background_responses "
-                "WHERE id = %s",
-                (response_id,),
-            )
             async with await self._connection() as conn:
-                cursor = await conn.execute(
-                    "SELECT seq, event FROM lgos_background_events "
-                    "WHERE response_id = %s AND seq > %s ORDER BY seq",
-                    (response_id, position),
-                )
+                cursor = await conn.execute(_FOLLOW, (position, response_id))
                 rows = await cursor.fetchall()
+            if not rows:
+                return  # deleted
             for row in rows:
-                position = row["seq"]
-                yield StoredEvent(row["seq"], row["event"])
-            # The status was read before the events, so a terminal status
-            # here means every event of the run has been yielded.
-            if status_row is None or status_row["status"] in TERMINAL_STATUSES:
+                if row["seq"] is not None:
+                    position = row["seq"]
+                    yield StoredEvent(row["seq"], row["event"])
+            # One statement reads the status and the events, from one
+            # snapshot: a terminal status means every event of the run has
+            # been yielded (the end's events are stored with it).
+            if rows[0]["status"] in TERMINAL_STATUSES:
                 return
             await wake.wait(self.poll_interval)
 
@@ -383,6 +413,16 @@ class PostgresResponseStore:
             cursor = await conn.execute(query, params)
             return await cursor.fetchone()
 
+
+# A followed Response's status and its events after a sequence number: one
+# row with no event when there is none yet, no row when it is gone.
+_FOLLOW = """
+SELECT r.snapshot->>'status' AS status, e.seq, e.event
+FROM lgos_background_responses r
+LEFT JOIN lgos_background_events e ON e.response_id = r.id AND e.seq > %s
+WHERE r.id = %s
+ORDER BY e.seq
+"""
 
 # The Response and its ancestors, oldest first; the walk stays in the scope.
 _CHAIN = """
