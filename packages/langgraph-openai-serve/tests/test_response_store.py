@@ -196,7 +196,9 @@ async def test_events_given_with_a_snapshot_are_kept_only_if_it_replaced_it(stor
     running = await store.set_snapshot(
         job.response_id, {"status": "in_progress"}, events=started
     )
-    ended = await store.set_snapshot(job.response_id, {"status": "completed"}, events=end)
+    ended = await store.set_snapshot(
+        job.response_id, {"status": "completed"}, events=end
+    )
     replaced = await store.set_snapshot(
         job.response_id, {"status": "in_progress"}, events=late
     )
