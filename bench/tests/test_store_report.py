@@ -47,18 +47,26 @@ def _results(json_ratio: float) -> dict:
     return {"meta": meta, "store": rows}
 
 
-def test_the_non_streamed_ratio_is_judged_against_fifteen_percent() -> None:
-    met = store.render(_results(1.10))
-    missed = store.render(_results(1.20))
+def test_streamed_and_non_streamed_ratios_are_judged_against_five_percent() -> None:
+    met = store.render(_results(1.04))
+    missed = store.render(_results(1.10))
 
     assert (
-        "| responses/json/plain/c8 | 200.0 | 180.0 | 4.00 | 4.40 | 1.10× | 0.50 |"
+        "| responses/json/plain/c8 | 200.0 | 180.0 | 4.00 | 4.16 | 1.04× | 0.50 |"
         in met
     )
-    assert "store on / off | <= 1.15x | 1.10 | yes |" in met
-    assert "store on / off | <= 1.15x | 1.20 | NO |" in missed
-    # Streaming is reported, not judged.
-    assert met.count("<= 1.15x") == 1
+    assert (
+        "json/plain/c8: server CPU/request, store on / off | <= 1.05x | 1.04 | yes |"
+        in met
+    )
+    assert (
+        "json/plain/c8: server CPU/request, store on / off | <= 1.05x | 1.10 | NO |"
+        in missed
+    )
+    assert (
+        "stream/plain/c8: server CPU/request, store on / off | <= 1.05x | 1.05 | yes |"
+        in met
+    )
 
 
 def test_the_report_is_written_as_markdown_and_json(tmp_path: Path) -> None:

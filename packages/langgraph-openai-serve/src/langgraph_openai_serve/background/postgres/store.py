@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Any
+
+from pydantic_core import to_json
 
 from langgraph_openai_serve.background.errors import IdempotencyKeyReusedError
 from langgraph_openai_serve.background.postgres.notify import (
@@ -42,7 +43,10 @@ from langgraph_openai_serve.background.protocol import (
 from langgraph_openai_serve.graph.errors import RunBusyError
 from langgraph_openai_serve.operations.readiness import NotReady
 
-_dumps = json.JSONEncoder(separators=(",", ":")).encode
+_dumps = to_json
+"""JSON for the columns: pydantic-core's encoder writes compact UTF-8 in one
+native call, several times cheaper than the standard library's (a kept
+Response's snapshot is encoded on every request that keeps one)."""
 
 
 class PostgresResponseStore:
@@ -137,11 +141,11 @@ class PostgresResponseStore:
                 (
                     job.response_id,
                     job.scope,
-                    Jsonb(_job_json(job)),
-                    Jsonb(snapshot),
+                    Jsonb(_job_json(job), dumps=_dumps),
+                    Jsonb(snapshot, dumps=_dumps),
                     idempotency_key,
                     body_digest,
-                    Jsonb(input_items or []),
+                    Jsonb(input_items or [], dumps=_dumps),
                 ),
             )
             if await cursor.fetchone() is not None:
@@ -207,7 +211,7 @@ class PostgresResponseStore:
                 f"SELECT id, {NOTIFY} FROM changed"
             )
             params: tuple[Any, ...] = (
-                Jsonb(snapshot),
+                Jsonb(snapshot, dumps=_dumps),
                 response_id,
                 list(TERMINAL_STATUSES),
                 response_id,
@@ -220,7 +224,7 @@ class PostgresResponseStore:
             f"SELECT id, {NOTIFY}, {last} AS last FROM changed"
         )
         params = (
-            Jsonb(snapshot),
+            Jsonb(snapshot, dumps=_dumps),
             response_id,
             list(TERMINAL_STATUSES),
             response_id,
@@ -355,12 +359,17 @@ class PostgresResponseStore:
     ) -> None:
         from psycopg.types.json import Jsonb
 
-        await self._one(
-            "INSERT INTO lgos_background_responses "
-            "(id, scope, snapshot, input_items) VALUES (%s, %s, %s, %s) "
-            "RETURNING id",
-            (response["id"], scope, Jsonb(response), Jsonb(input_items)),
-        )
+        async with await self._connection() as conn:
+            await conn.execute(
+                "INSERT INTO lgos_background_responses "
+                "(id, scope, snapshot, input_items) VALUES (%s, %s, %s, %s)",
+                (
+                    response["id"],
+                    scope,
+                    Jsonb(response, dumps=_dumps),
+                    Jsonb(input_items, dumps=_dumps),
+                ),
+            )
 
     async def input_items(
         self, response_id: str, scope: str
