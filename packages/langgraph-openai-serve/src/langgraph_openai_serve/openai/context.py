@@ -11,9 +11,9 @@ how the stream ended. One middleware, one ``send`` wrapper per request.
 from __future__ import annotations
 
 import logging
+import os
 import re
 import time
-import uuid
 from dataclasses import dataclass
 
 from starlette.requests import Request
@@ -85,7 +85,7 @@ class RequestContextMiddleware:
         request_id = (
             incoming.decode()
             if _VALID_REQUEST_ID.fullmatch(incoming)
-            else uuid.uuid4().hex
+            else os.urandom(16).hex()  # as random as uuid4().hex, a third the cost
         )
         path = scope["path"][len(scope.get("root_path", "")) :] or "/"
         log = RequestLog(request_id, scope["method"], path, time.perf_counter())
@@ -156,6 +156,8 @@ def _unauthorized() -> Response:
 
 
 def _log_completed(log: RequestLog) -> None:
+    if not access_logger.isEnabledFor(logging.INFO):
+        return  # the record and its fields are built only for a log that shows them
     duration_ms = round((time.perf_counter() - log.started) * 1000, 1)
     access_logger.info(
         "request.completed request_id=%s %s %s model=%s status=%s duration_ms=%s "
