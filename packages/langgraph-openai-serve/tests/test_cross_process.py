@@ -107,6 +107,8 @@ def test_an_idempotency_key_names_one_run_on_every_process_of_its_tenant(apis):
         submit(third, text="another body")
     with _client(third) as client:  # its tenant sees it on any process
         done = wait_for_response(client, racing[0], {"completed", "failed"})
+    with _client(third, "sk-beta") as client:  # its run must end before counting
+        wait_for_response(client, other_tenant, {"completed", "failed"})
 
     assert racing[0] == racing[1]
     assert other_tenant != racing[0]
