@@ -4,6 +4,7 @@ try-out's generated secrets in the formats the service parses, on a real S3
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import httpx
@@ -69,10 +70,12 @@ def test_the_generated_keys_are_the_ones_the_service_accepts(
         timeout=30,
     )
     assert uploaded.status_code == 200, uploaded.text
-    # The Batch API's service key acts for the owner the request names.
+    # The Batch API's service key acts for the owner the request names: the
+    # owner the generated client key maps to.
+    owner = json.loads(keys["api-keys"])[keys["client-key"]]
     service = {
         "Authorization": f"Bearer {keys['service-key']}",
-        "X-Lgos-Owner": "demo",
+        "X-Lgos-Owner": owner,
     }
     listed = httpx.get(f"{url}/v1/files", headers=service, timeout=30)
     assert listed.status_code == 200, listed.text
