@@ -60,6 +60,9 @@ def test_a_page_reloaded_mid_answer_shows_the_rest_as_it_comes(
     chainlit.confirm_settings(dialog)
     chainlit.send("Prepare the yearly report")
     expect(chainlit.progress_steps.get_by_text(f"Step 1/{STEPS}")).to_be_visible()
+    # Reloaded once the chat has its own address, as a person reloads it:
+    # before that, a reload opens a new chat (Chainlit's own behaviour).
+    expect(chainlit.page).to_have_url(re.compile(r"/thread/"))
 
     chainlit.page.reload()
 
