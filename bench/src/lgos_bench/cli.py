@@ -7,6 +7,7 @@ lgos-bench profile responses/stream/plain/c8
 lgos-bench inprocess       CPU per request in process, baseline and LGOS alternated
 lgos-bench inprocess --compare lgos:LGOS_X=a lgos:LGOS_X=b   two LGOS settings
 lgos-bench instructions    instructions per request under callgrind, both apps
+lgos-bench idle            memory per idle open stream, baseline and LGOS
 lgos-bench background      submit-to-first-event latency of background Responses
 lgos-bench store           server CPU per request with the response store off and on
 lgos-bench batches         a 10,000-line batch: lines/s with 1 and 2 workers, memory
@@ -24,7 +25,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from lgos_bench import background, batches, compare, report, scale, scale_report, store
+from lgos_bench import (
+    background,
+    batches,
+    compare,
+    idle_report,
+    report,
+    scale,
+    scale_report,
+    store,
+)
 from lgos_bench.instructions import ALL_SCENARIOS, count_all
 from lgos_bench.instructions import markdown as instructions_markdown
 from lgos_bench.procstat import available_cores
@@ -211,6 +221,17 @@ def _store(config: RunConfig, seconds: float | None, out: Path) -> int:
     return 0
 
 
+def _idle(config: RunConfig, streams: int | None, out: Path) -> int:
+    say(f"placement: {config.placement.describe()}")
+    results = idle_report.run(
+        config.placement, config.workload, say, streams=streams or idle_report.STREAMS
+    )
+    markdown, data = idle_report.write(results, out)
+    say("\n" + idle_report.render(results))
+    say(f"wrote {markdown} and {data}")
+    return 0
+
+
 def _inprocess(args: argparse.Namespace, keys: list[str]) -> int:
     try:
         sides = (
@@ -253,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.scenario[:1] == ["instructions"]:
         return _instructions(args.requests or INSTRUCTION_REQUESTS, args.scenario[1:])
+    if args.scenario[:1] == ["idle"]:
+        return _idle(config, args.idle_streams, args.out)
     if args.scenario[:1] == ["store"]:
         return _store(config, args.seconds, args.out)
     if args.scenario[:1] == ["batches"]:

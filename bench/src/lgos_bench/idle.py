@@ -10,14 +10,16 @@ or the graph's bounded wait ends them).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 
 from lgos_bench.load import client_for, run_load
 from lgos_bench.procstat import Usage
 from lgos_bench.scenarios import Api, target
-from lgos_bench.servers import ServerProcess
-from lgos_bench.workload import IDLE, PLAIN
+from lgos_bench.servers import Placement, ServerProcess
+from lgos_bench.workload import IDLE, PLAIN, Workload
 
 SETTLE_SECONDS = 0.5
 OPEN_TIMEOUT = 30.0
@@ -83,3 +85,28 @@ async def idle_stream_memory(
         "rss_open_mib": during.rss_bytes / 2**20,
         "kib_per_stream": delta / 1024 / streams,
     }
+
+
+def idle_phase(
+    workload: Workload,
+    placement: Placement,
+    apis: tuple[Api, ...],
+    streams: int,
+    log: Callable[[str], None],
+) -> dict[str, Any]:
+    """Per API: the baseline's and LGOS's memory per idle stream, each on a
+    freshly started server, and their ratio."""
+    results: dict[str, Any] = {}
+    for api in apis:
+        row: dict[str, Any] = {}
+        for kind in ("baseline", "lgos"):
+            server = ServerProcess(kind, 1, workload, placement).start()
+            try:
+                row[kind] = asyncio.run(idle_stream_memory(server, api, streams))
+            finally:
+                server.stop()
+        base, lgos = row["baseline"]["kib_per_stream"], row["lgos"]["kib_per_stream"]
+        row["ratio"] = lgos / base if base > 0 else None
+        log(f"  {api}: KiB per idle stream base {base:.1f} lgos {lgos:.1f}")
+        results[api] = row
+    return results

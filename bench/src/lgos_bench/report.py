@@ -59,7 +59,7 @@ def _workers(rows: list[dict[str, Any]]) -> list[str]:
     return _table(_HEADER, body)
 
 
-def _idle(idle: dict[str, Any]) -> list[str]:
+def idle_table(idle: dict[str, Any]) -> list[str]:
     rows = []
     for api, row in idle.items():
         base, lgos = row["baseline"], row["lgos"]
@@ -234,7 +234,7 @@ def render(results: dict[str, Any]) -> str:
         *_workers(results["workers"]),
     ]
     lines += ["## Memory per idle open stream (fresh servers)", ""]
-    lines += _idle(results["idle"])
+    lines += idle_table(results["idle"])
     lines += ["## In-process ceiling (no HTTP, load-generator core)", ""]
     lines += _inprocess(results)
     lines += ["## Equivalence of the two servers' answers", ""]

@@ -29,13 +29,18 @@ import uvicorn
 
 from lgos_bench import equivalence
 from lgos_bench.figures import Figures, Measured, ratios, summarize
-from lgos_bench.idle import idle_stream_memory
+from lgos_bench.idle import idle_phase
 from lgos_bench.inprocess import run_ceiling
 from lgos_bench.load import client_for, run_load, warm
 from lgos_bench.procstat import CLOCK_TICKS, machine_busy_seconds
 from lgos_bench.scenarios import TARGET_CONCURRENCY, Plan, Scenario
 from lgos_bench.servers import UVICORN_FLAGS, Placement, ServerProcess
-from lgos_bench.targets import evaluate_inprocess, evaluate_targets, extra_costs
+from lgos_bench.targets import (
+    evaluate_idle,
+    evaluate_inprocess,
+    evaluate_targets,
+    extra_costs,
+)
 from lgos_bench.workload import Workload
 
 Log = Callable[[str], None]
@@ -212,25 +217,6 @@ def _workers_phase(
     return rows
 
 
-def _idle_phase(config: RunConfig, log: Log) -> dict[str, Any]:
-    results: dict[str, Any] = {}
-    for api in config.plan.idle_apis:
-        row: dict[str, Any] = {}
-        for kind in ("baseline", "lgos"):
-            server = _start(kind, 1, config)
-            try:
-                row[kind] = asyncio.run(
-                    idle_stream_memory(server, api, config.plan.idle_streams)
-                )
-            finally:
-                server.stop()
-        base, lgos = row["baseline"]["kib_per_stream"], row["lgos"]["kib_per_stream"]
-        row["ratio"] = lgos / base if base > 0 else None
-        log(f"  {api}: KiB per idle stream base {base:.1f} lgos {lgos:.1f}")
-        results[api] = row
-    return results
-
-
 class _Phases:
     """Logs each phase as it starts and records how long it took."""
 
@@ -277,7 +263,13 @@ def run_suite(config: RunConfig, log: Log) -> dict[str, Any]:
     phases.next("workers", ": LGOS with 2 uvicorn workers")
     results["workers"] = _workers_phase(config, results["scenarios"], log)
     phases.next("idle streams", f": {config.plan.idle_streams} per fresh server")
-    results["idle"] = _idle_phase(config, log)
+    results["idle"] = idle_phase(
+        config.workload,
+        config.placement,
+        config.plan.idle_apis,
+        config.plan.idle_streams,
+        log,
+    )
     phases.next("in-process ceiling")
     results["inprocess"] = run_ceiling(config.workload, config.plan.inprocess_runs)
     phases.done()
@@ -285,7 +277,9 @@ def run_suite(config: RunConfig, log: Log) -> dict[str, Any]:
     results["extra_costs"] = extra_costs(
         results["inprocess"]["apps"], results["variants"]
     )
-    results["targets"] = evaluate_targets(results["scenarios"]) + evaluate_inprocess(
-        results["inprocess"]["apps"]
+    results["targets"] = (
+        evaluate_targets(results["scenarios"])
+        + evaluate_inprocess(results["inprocess"]["apps"])
+        + evaluate_idle(results["idle"])
     )
     return results

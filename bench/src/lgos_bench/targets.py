@@ -4,7 +4,8 @@ Targets (LGOS against the baseline of the same run):
 - server CPU per request at concurrency 8: streaming <= 1.3x, non-streaming <= 1.2x;
 - time to first text delta (p50) at concurrency 1: within 2 ms of the baseline;
 - in process (``alternate.py``: no sockets, both apps alternated request by
-  request), non-streamed CPU per request <= 1.10x.
+  request), non-streamed CPU per request <= 1.10x;
+- an idle open stream costs LGOS at most 64 KiB of server memory (RSS).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ STREAM_CPU_LIMIT = 1.3
 JSON_CPU_LIMIT = 1.2
 FIRST_DELTA_LIMIT_MS = 2.0
 INPROCESS_JSON_LIMIT = 1.10
+IDLE_KIB_LIMIT = 64.0
 VARIANT_LABELS = {
     STATUS: "commentary (3 status events)",
     CITED: "citations (2)",
@@ -90,6 +92,24 @@ def evaluate_inprocess(apps: dict[str, Any]) -> list[dict[str, Any]]:
                 "limit": f"<= {INPROCESS_JSON_LIMIT}x",
                 "value": value,
                 "met": None if value is None else value <= INPROCESS_JSON_LIMIT,
+            }
+        )
+    return targets
+
+
+def evaluate_idle(idle: dict[str, Any]) -> list[dict[str, Any]]:
+    """LGOS's memory per idle open stream, per API (``idle.py``)."""
+    targets = []
+    for api, row in idle.items():
+        value = row["lgos"]["kib_per_stream"]
+        targets.append(
+            {
+                "kind": "idle",
+                "scenario": f"{api}/stream/idle",
+                "target": f"{api} streaming: KiB of server RSS per idle open stream",
+                "limit": f"<= {IDLE_KIB_LIMIT:g} KiB",
+                "value": value,
+                "met": value <= IDLE_KIB_LIMIT,
             }
         )
     return targets
