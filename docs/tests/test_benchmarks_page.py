@@ -41,6 +41,23 @@ def test_the_quoted_idle_stream_memory_matches_the_run():
     assert f"{round(idle['baseline']['kib_per_stream'])} KiB in the" in PAGE
 
 
+def test_the_idle_stream_table_quotes_the_named_idle_runs():
+    rows = [line for line in PAGE.splitlines() if "-idle` |" in line]
+
+    assert len(rows) == 4  # two runs, Chat and Responses each
+    for row in rows:
+        (run,) = re.findall(r"`bench/results/([0-9-]+-idle)`", row)
+        report = json.loads((ROOT / "bench" / "results" / f"{run}.json").read_text())
+        api = "chat" if "| Chat |" in row else "responses"
+        figures = report["idle"][api]
+        met = next(t["met"] for t in report["targets"] if t["target"].startswith(api))
+        assert f"| `{report['meta']['lgos_revision']}` |" in row
+        assert (
+            f"| {figures['baseline']['kib_per_stream']:.1f} "
+            f"| {figures['lgos']['kib_per_stream']:.1f} | {'yes' if met else 'no'} |"
+        ) in row
+
+
 def test_the_quoted_background_latencies_match_the_named_runs():
     rows = [line for line in PAGE.splitlines() if "-background` |" in line]
     runs = re.findall(r"`bench/results/([0-9-]+-background)`", "\n".join(rows))
