@@ -31,6 +31,7 @@ from langgraph_openai_serve.background.postgres.notify import (
     ResponseListener,
     Wake,
 )
+from langgraph_openai_serve.background.postgres.saves import SaveBatcher
 from langgraph_openai_serve.background.postgres.schema import SCHEMA
 from langgraph_openai_serve.background.protocol import (
     TERMINAL_STATUSES,
@@ -68,6 +69,8 @@ class PostgresResponseStore:
         self._listener = listener or ResponseListener(pool.conninfo)
         self._opened = False
         self._lock = asyncio.Lock()
+        self._saves = SaveBatcher(self._connection)
+        """Concurrent saves share statements (``saves.py``)."""
         self.idempotency_ttl = idempotency_ttl
         self.poll_interval = poll_interval
 
@@ -359,17 +362,13 @@ class PostgresResponseStore:
     ) -> None:
         from psycopg.types.json import Jsonb
 
-        async with await self._connection() as conn:
-            await conn.execute(
-                "INSERT INTO lgos_background_responses "
-                "(id, scope, snapshot, input_items) VALUES (%s, %s, %s, %s)",
-                (
-                    response["id"],
-                    scope,
-                    Jsonb(response, dumps=_dumps),
-                    Jsonb(input_items, dumps=_dumps),
-                ),
-            )
+        row = (
+            response["id"],
+            scope,
+            Jsonb(response, dumps=_dumps),
+            Jsonb(input_items, dumps=_dumps),
+        )
+        await self._saves.save(row)
 
     async def input_items(
         self, response_id: str, scope: str
@@ -412,6 +411,7 @@ class PostgresResponseStore:
         return self._pool
 
     async def close(self) -> None:
+        await self._saves.close()
         await self._listener.close()
         if self._opened:
             await self._pool.close()

@@ -1,0 +1,122 @@
+"""Kept Responses written together: one INSERT for the saves that wait.
+
+Each statement costs the API process far more CPU in psycopg's path (the
+pool's checkout, the query's adaptation and preparation, the socket's reader
+registration and wake-up) than its row does: about 0.3 ms against a request
+of 2 ms in process. So a save made while another is being written does not
+start a statement of its own: it waits, with the others that arrive
+meanwhile, and they all go in the next statement (a multi-row INSERT), which
+starts as soon as the one in flight ends. A lone save is written at once, as
+before; under concurrent load the statements per save fall with the load.
+
+A statement is all or nothing (autocommit), so when one of several rows
+fails (an id that exists already), no row was written and each is tried
+again on its own: only the failing save fails. A save whose caller went away
+while it waited is still written, as one already sent would be.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+Row = tuple[Any, Any, Any, Any]
+"""id, scope, snapshot and input items, adapted for psycopg."""
+
+MAX_ROWS = 64
+"""Rows per statement (4 parameters each, far under PostgreSQL's 65,535)."""
+
+_INSERT = (
+    "INSERT INTO lgos_background_responses (id, scope, snapshot, input_items) VALUES "
+)
+_VALUES = "(%s, %s, %s, %s)"
+
+
+def insert_statement(rows: int) -> str:
+    """The INSERT of ``rows`` Responses."""
+    return _INSERT + ", ".join([_VALUES] * rows)
+
+
+class SaveBatcher:
+    """Writes saved rows, one statement for all the saves that waited.
+
+    ``connection`` gives a pooled connection (``async with``).
+    """
+
+    def __init__(self, connection: Callable[[], Awaitable[Any]]) -> None:
+        self._connection = connection
+        self._waiting: list[tuple[Row, asyncio.Future[None]]] = []
+        self._writing = False
+        self._drain: asyncio.Task[None] | None = None
+
+    async def save(self, row: Row) -> None:
+        """Write ``row``; return once it is stored (raise if it failed)."""
+        if self._writing:
+            future = asyncio.get_running_loop().create_future()
+            self._waiting.append((row, future))
+            await future
+            return
+        self._writing = True
+        try:
+            await self._insert([row])
+        finally:
+            # Even when this caller was cancelled: the saves that queued
+            # behind it are written by a task of their own.
+            if self._waiting:
+                self._drain = asyncio.create_task(self._write_waiting())
+            else:
+                self._writing = False
+
+    async def close(self) -> None:
+        """Wait for the saves still queued to be written."""
+        drain = self._drain
+        if drain is not None and not drain.done():
+            await asyncio.shield(drain)
+
+    async def _write_waiting(self) -> None:
+        batch: list[tuple[Row, asyncio.Future[None]]] = []
+        try:
+            while self._waiting:
+                batch = self._waiting[:MAX_ROWS]
+                del self._waiting[:MAX_ROWS]
+                await self._write(batch)
+                batch = []
+        finally:
+            self._writing = False
+            for _, future in batch + self._waiting:
+                future.cancel()  # only when this task itself was cancelled
+            self._waiting.clear()
+
+    async def _write(self, batch: list[tuple[Row, asyncio.Future[None]]]) -> None:
+        try:
+            await self._insert([row for row, _ in batch])
+        except Exception as exc:
+            if len(batch) == 1:
+                _settle(batch[0][1], exc)
+                return
+            for row, future in batch:  # nothing was written: find the culprit
+                try:
+                    await self._insert([row])
+                except Exception as single:
+                    _settle(future, single)
+                else:
+                    _settle(future, None)
+            return
+        for _, future in batch:
+            _settle(future, None)
+
+    async def _insert(self, rows: list[Row]) -> None:
+        async with await self._connection() as conn:
+            await conn.execute(
+                insert_statement(len(rows)), [value for row in rows for value in row]
+            )
+
+
+def _settle(future: asyncio.Future[None], error: Exception | None) -> None:
+    if future.done():
+        return  # its caller went away; the row was written all the same
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)
