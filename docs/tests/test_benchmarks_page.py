@@ -86,6 +86,19 @@ def test_the_quoted_store_costs_match_the_named_run():
         assert quoted in PAGE, quoted
 
 
+def test_the_store_table_in_process_quotes_the_named_runs():
+    rows = [line for line in PAGE.splitlines() if "-inprocess` |" in line]
+
+    assert len(rows) == 2  # before and after shared statements
+    for row in rows:
+        (run,) = re.findall(r"`bench/results/([0-9-]+-inprocess)`", row)
+        report = json.loads((ROOT / "bench" / "results" / f"{run}.json").read_text())
+        assert report["meta"]["concurrency"] == 8
+        assert report["meta"]["b"] == "lgos:LGOS_RESPONSE_STORE=postgres"
+        ratios = [f"{r['ratio']['ratio']:.3f}×" for r in report["rows"]]
+        assert row.endswith(f"| {ratios[0]} | {ratios[1]} |"), row
+
+
 def _mib(kib: int) -> int:
     return round(kib / 1024)
 
