@@ -163,37 +163,53 @@ def _runnable_config(run: PreparedRun, usage: UsageCollector) -> RunnableConfig:
     return config
 
 
-async def run_graph(
+def run_graph(
     run: PreparedRun, *, stream: bool, statuses: bool = False
 ) -> AsyncGenerator[RunEvent, None]:
     """Drive the graph once; yield text deltas (streaming) and the completion.
 
     With ``statuses`` (streaming only, graphs declaring
     ``GraphFeature.CLIENT_EVENTS``) published ``status_event()`` updates are
-    yielded too.
+    yielded too. Nothing runs before the first event is asked for. A run
+    without an interrupt plan is the driving generator itself, not one
+    wrapped in another: every event (every token of a stream) crosses one
+    generator less.
 
     Raises:
         StreamParityError: streamed text does not equal the final text.
         GraphError / GraphConfigurationError: the output breaks the contract.
     """
     plan = run.interrupt
-    if plan is not None and plan.existing:
-        yield RunPaused(plan.existing, "", None)
-        return
+    if plan is not None:
+        return _run_planned(run, plan, stream=stream, statuses=statuses)
     usage = UsageCollector()
-    runnable_config = _runnable_config(run, usage)
-    parts: AsyncIterator[Any] = run.graph.astream(
+    parts = _astream(run, usage, stream=stream, statuses=statuses)
+    return _drive(run, parts, usage, stream=stream)
+
+
+def _astream(
+    run: PreparedRun, usage: UsageCollector, *, stream: bool, statuses: bool
+) -> AsyncIterator[Any]:
+    """The graph's LangGraph stream (not started yet)."""
+    return run.graph.astream(
         run.input,
-        runnable_config,
+        _runnable_config(run, usage),
         context=run.context,
         stream_mode=_stream_modes(run, stream=stream, statuses=statuses),
         durability=_durability(run),
     )
-    if plan is None:
-        async with aclosing(_drive(run, parts, usage, stream=stream)) as events:
-            async for event in events:
-                yield event
+
+
+async def _run_planned(
+    run: PreparedRun, plan: InterruptPlan, *, stream: bool, statuses: bool
+) -> AsyncGenerator[RunEvent, None]:
+    """An interrupt run: its batch still pending, or the graph driven with
+    its checkpoint discarded unless a pause or completion came out."""
+    if plan.existing:
+        yield RunPaused(plan.existing, "", None)
         return
+    usage = UsageCollector()
+    parts = _astream(run, usage, stream=stream, statuses=statuses)
     settled = False
     try:
         driven = _drive(run, parts, usage, stream=stream, plan=plan)
