@@ -210,24 +210,12 @@ def _scale(args: argparse.Namespace) -> int:
     return 0
 
 
-def _store(config: RunConfig, seconds: float | None, out: Path) -> int:
+def _single_mode(report: Any, config: RunConfig, out: Path, **options: Any) -> int:
+    """Run one report module's mode (``store``, ``idle``), write and show it."""
     say(f"placement: {config.placement.describe()}")
-    results = store.run(
-        config.placement, config.workload, say, seconds=seconds or store.SECONDS
-    )
-    markdown, data = store.write(results, out)
-    say("\n" + store.render(results))
-    say(f"wrote {markdown} and {data}")
-    return 0
-
-
-def _idle(config: RunConfig, streams: int | None, out: Path) -> int:
-    say(f"placement: {config.placement.describe()}")
-    results = idle_report.run(
-        config.placement, config.workload, say, streams=streams or idle_report.STREAMS
-    )
-    markdown, data = idle_report.write(results, out)
-    say("\n" + idle_report.render(results))
+    results = report.run(config.placement, config.workload, say, **options)
+    markdown, data = report.write(results, out)
+    say("\n" + report.render(results))
     say(f"wrote {markdown} and {data}")
     return 0
 
@@ -275,9 +263,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.scenario[:1] == ["instructions"]:
         return _instructions(args.requests or INSTRUCTION_REQUESTS, args.scenario[1:])
     if args.scenario[:1] == ["idle"]:
-        return _idle(config, args.idle_streams, args.out)
+        return _single_mode(
+            idle_report,
+            config,
+            args.out,
+            streams=args.idle_streams or idle_report.STREAMS,
+        )
     if args.scenario[:1] == ["store"]:
-        return _store(config, args.seconds, args.out)
+        return _single_mode(
+            store, config, args.out, seconds=args.seconds or store.SECONDS
+        )
     if args.scenario[:1] == ["batches"]:
         return _batches(args.requests or batches.DEFAULT_LINES, args.out)
     if args.scenario[:1] == ["background"]:

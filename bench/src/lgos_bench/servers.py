@@ -126,6 +126,7 @@ class ServerProcess:
         try:
             wait_until(ready, timeout, f"the {self.name} server")
         except TimeoutError:
+            self.stop()  # not left running behind the failed run
             raise RuntimeError(
                 f"the {self.name} server did not start in {timeout} s"
             ) from None
