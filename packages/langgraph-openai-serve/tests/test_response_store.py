@@ -172,6 +172,7 @@ async def test_an_attempt_counts_only_for_a_live_response_nobody_cancelled(store
     unknown = await store.start_attempt("resp_unknown")
 
     assert first.snapshot["status"] == "queued"
+    assert first.job == live  # the worker reads what to run with the count
     assert (first.cancel_requested, first.lost, first.last_sequence) == (False, 0, -1)
     assert first.waited is not None
     assert (second.lost, second.waited) == (1, None)  # the first run was lost
@@ -180,7 +181,7 @@ async def test_an_attempt_counts_only_for_a_live_response_nobody_cancelled(store
         (True, 0, None),
     ]
     assert (after_end.snapshot["status"], after_end.lost) == ("completed", 0)
-    assert unknown.snapshot is None
+    assert (unknown.snapshot, unknown.job) == (None, None)
 
 
 async def test_events_given_with_a_snapshot_are_kept_only_if_it_replaced_it(store):

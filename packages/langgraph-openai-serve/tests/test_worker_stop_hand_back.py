@@ -43,12 +43,12 @@ async def _running_job(backend: ProcrastinateBackend) -> asyncio.Task[None]:
     await store.create(job, {"id": RESPONSE, "status": "in_progress"})
     started = asyncio.Event()
 
-    async def execute(job: BackgroundJob) -> None:
+    async def execute(response_id: str) -> None:
         started.set()
         try:
             await asyncio.Future()  # runs until stopped
         except asyncio.CancelledError:
-            await store.hand_back(job.response_id)
+            await store.hand_back(response_id)
             await asyncio.sleep(0)  # the hand-back's round trip
             raise
 

@@ -229,20 +229,20 @@ class _Kept:
 def executor_for(state: ServeState, runtime: BackgroundRuntime) -> Executor:
     """What the backend calls to run one queued job of this server."""
 
-    async def execute(job: BackgroundJob) -> None:
-        await _execute(state, runtime, job)
+    async def execute(response_id: str) -> None:
+        await _execute(state, runtime, response_id)
 
     return execute
 
 
 async def _execute(
-    state: ServeState, runtime: BackgroundRuntime, job: BackgroundJob
+    state: ServeState, runtime: BackgroundRuntime, response_id: str
 ) -> None:
     store = runtime.store
-    attempt = await store.start_attempt(job.response_id)
-    current = attempt.snapshot
-    if current is None or current.get("status") in TERMINAL_STATUSES:
-        return  # ended while queued (cancelled), or a duplicate delivery
+    attempt = await store.start_attempt(response_id)
+    current, job = attempt.snapshot, attempt.job
+    if current is None or job is None or current.get("status") in TERMINAL_STATUSES:
+        return  # gone, ended while queued (cancelled), or a duplicate delivery
     # The shell stored at submit is the one every snapshot of the job shows.
     shell = ResponseShell.of_snapshot(current)
     if attempt.cancel_requested:

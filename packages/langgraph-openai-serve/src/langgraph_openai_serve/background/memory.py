@@ -167,6 +167,7 @@ class InMemoryResponseStore:
             lost=lost,
             last_sequence=len(record.events) - 1,
             waited=waited,
+            job=record.job,
         )
 
     async def hand_back(self, response_id: str) -> None:
@@ -300,7 +301,7 @@ class InProcessBackend:
                     waiting.pop(job.response_id, None)
                     self._running += 1
                     try:
-                        await executor(job)
+                        await executor(job.response_id)
                     finally:
                         self._running -= 1
             finally:

@@ -63,7 +63,10 @@ class StoredTurn:
         return [*self.input_items, *self.response.get("output", ())]
 
 
-Executor = Callable[[BackgroundJob], Coroutine[Any, Any, None]]
+Executor = Callable[[str], Coroutine[Any, Any, None]]
+"""Runs the queued job of the Response with this id. It reads the job with
+the attempt (``ResponseStore.start_attempt``): one statement when a worker
+takes it, not two."""
 
 Enqueue = Callable[[Any], Awaitable[None]]
 """Puts a job on the backend's queue inside the store's transaction (the
@@ -86,6 +89,9 @@ class Attempt:
     waited: float | None = None
     """Seconds since the Response was submitted, on its first run only (the
     queue wait); ``None`` on a re-run."""
+    job: BackgroundJob | None = None
+    """What to run (``None``: the Response is gone, or was kept from the
+    foreground and has no job)."""
 
 
 class ResponseStore(Protocol):

@@ -291,10 +291,7 @@ class ProcrastinateBackend:
     async def _run(self, response_id: str) -> None:
         if self._executor is None:
             raise RuntimeError("the worker was not started with an executor")
-        job = await self.store.job(response_id)
-        if job is None:
-            return
-        run: asyncio.Task[None] = asyncio.create_task(self._executor(job))
+        run: asyncio.Task[None] = asyncio.create_task(self._executor(response_id))
         watcher: asyncio.Task[bool] = asyncio.create_task(
             self._watch_cancel(response_id, run)
         )

@@ -182,7 +182,7 @@ class PostgresResponseStore:
         row = await self._one(
             "SELECT job FROM lgos_background_responses WHERE id = %s", (response_id,)
         )
-        return BackgroundJob(**row["job"]) if row and row["job"] else None
+        return _job(row["job"]) if row else None
 
     async def set_snapshot(
         self,
@@ -260,7 +260,7 @@ class PostgresResponseStore:
         row = await self._one(
             "UPDATE lgos_background_responses SET attempts_started = "
             f"attempts_started + CASE WHEN {counted} THEN 1 ELSE 0 END "
-            "WHERE id = %s RETURNING snapshot, cancel_requested, "
+            "WHERE id = %s RETURNING job, snapshot, cancel_requested, "
             "attempts_started - attempts_handed_back "
             f"- CASE WHEN {counted} THEN 1 ELSE 0 END AS lost, "
             "(SELECT coalesce(max(seq), -1) FROM lgos_background_events "
@@ -277,6 +277,7 @@ class PostgresResponseStore:
             lost=row["lost"],
             last_sequence=row["last"],
             waited=row["waited"],
+            job=_job(row["job"]),
         )
 
     async def hand_back(self, response_id: str) -> None:
@@ -455,6 +456,10 @@ def _original(
         raise IdempotencyKeyReusedError(idempotency_key or "")
     stored: dict[str, Any] = row["snapshot"]
     return stored
+
+
+def _job(stored: dict[str, Any] | None) -> BackgroundJob | None:
+    return BackgroundJob(**stored) if stored else None
 
 
 def _job_json(job: BackgroundJob) -> dict[str, Any]:
