@@ -160,7 +160,7 @@ def _item_kind(value: Any) -> str:
 
 
 # Messages may omit ``type`` (the "easy" input form), so the item kind is
-# computed; ``openai/errors.py`` points ``item_type_invalid`` at ``type``.
+# computed; ``openai/validation.py`` points ``item_type_invalid`` at ``type``.
 InputItem = Annotated[
     Annotated[Message, Tag("message")]
     | Annotated[FunctionCall, Tag("function_call")]
