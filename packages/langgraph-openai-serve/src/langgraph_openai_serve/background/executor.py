@@ -44,11 +44,7 @@ from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.interrupts import discard_run
 from langgraph_openai_serve.graph.runner import PreparedRun, run_graph
 from langgraph_openai_serve.observability.runs import RunWatch
-from langgraph_openai_serve.openai.errors import (
-    INTERNAL_ERROR_MESSAGE,
-    StreamFailure,
-    refusal_failure,
-)
+from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE
 from langgraph_openai_serve.openai.responses.encode import event_frame, stream_frames
 from langgraph_openai_serve.openai.responses.interrupt_ids import paused_response_id
 from langgraph_openai_serve.openai.responses.interrupt_runs import interrupt_run_id
@@ -56,6 +52,7 @@ from langgraph_openai_serve.openai.responses.items import ResponseShell, new_id
 from langgraph_openai_serve.openai.responses.runs import OpenRun, decode, open_run
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.state import BackgroundRuntime, ServeState
+from langgraph_openai_serve.openai.stream_failure import StreamFailure, refusal_failure
 
 logger = logging.getLogger("langgraph_openai_serve")
 

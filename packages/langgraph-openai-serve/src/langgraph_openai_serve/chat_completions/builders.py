@@ -35,8 +35,8 @@ from langgraph_openai_serve.openai.chat.encode import (
     tool_calls_body,
     usage_body,
 )
-from langgraph_openai_serve.openai.errors import StreamFailure
 from langgraph_openai_serve.openai.sse import DONE_FRAME
+from langgraph_openai_serve.openai.stream_failure import StreamFailure
 
 _DONE = DONE_FRAME.decode()
 

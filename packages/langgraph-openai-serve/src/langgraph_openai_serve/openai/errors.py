@@ -7,7 +7,6 @@ error is an in-band event instead; the encoders own that.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -48,73 +47,6 @@ logger = logging.getLogger("langgraph_openai_serve")
 
 INTERNAL_ERROR_MESSAGE = "Internal server error"
 RETRY_AFTER_SECONDS = "1"
-
-
-@dataclass(frozen=True, slots=True)
-class StreamFailure:
-    """Why a started stream ends early: the ``code`` and ``message`` of its
-    in-band failure event (``response.failed`` / the Chat error chunk)."""
-
-    code: str
-    message: str
-
-
-INTERNAL_FAILURE = StreamFailure("server_error", INTERNAL_ERROR_MESSAGE)
-SHUTDOWN_FAILURE = StreamFailure(
-    "server_shutdown",
-    "The server shut down before the response finished; retry the request.",
-)
-
-
-def refusal_failure(exc: Exception) -> StreamFailure | None:
-    """How a run accepted earlier ends when it is refused later (a background
-    resume that lost its race to another after submit): with the ``code``
-    and message the request would have been refused with at once (the
-    single table's); ``None`` when ``exc`` is no refusal."""
-    for exc_class in type(exc).__mro__:
-        envelope = _TABLE.get(exc_class)
-        if envelope is not None:
-            return StreamFailure(envelope.code, str(exc) or exc_class.__name__)
-    return None
-
-
-def run_timeout_failure(seconds: float) -> StreamFailure:
-    return StreamFailure("run_timeout", str(RunTimeoutError(seconds)))
-
-
-class _NoDeadline:
-    """``asyncio.timeout(None)`` without its cost, for runs without a limit."""
-
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
-    def expired(self) -> bool:
-        return False
-
-
-_NO_DEADLINE = _NoDeadline()
-Deadline = asyncio.Timeout | _NoDeadline
-
-
-def run_deadline(seconds: float | None) -> Deadline:
-    """The context a stream's run is consumed in: ``seconds`` (``None``: no
-    limit) after entering it, the consuming task is cancelled."""
-    return _NO_DEADLINE if seconds is None else asyncio.timeout(seconds)
-
-
-def stream_failure(
-    deadline: Deadline, time_limit: float | None, surface: str
-) -> StreamFailure:
-    """Classify (and log) the exception a started stream is handling: the run
-    outlived ``time_limit`` (its ``deadline`` expired) or something broke."""
-    if time_limit is not None and deadline.expired():
-        logger.warning("%s.run_timeout seconds=%s", surface, time_limit)
-        return run_timeout_failure(time_limit)
-    logger.exception("%s.stream_failed", surface)
-    return INTERNAL_FAILURE
 
 
 def error_body(
@@ -184,23 +116,38 @@ _SERVER_TABLE: dict[type[Exception], _Envelope] = {
 }
 
 
-def response_for(exc: Exception) -> Response:
-    """Map any exception to its envelope response (the single table)."""
+def _table_entry(exc: Exception) -> tuple[_Envelope, str] | None:
+    # The nearest class of ``exc`` in the table answers, with the message of
+    # ``exc`` (or that class's name when it has none).
     for exc_class in type(exc).__mro__:
         envelope = _TABLE.get(exc_class)
         if envelope is not None:
-            return error_response(
-                envelope.status,
-                str(exc) or exc_class.__name__,
-                "invalid_request_error",
-                param=envelope.param,
-                code=envelope.code,
-            )
-    envelope = _SERVER_TABLE.get(type(exc))
-    if envelope is not None:
+            return envelope, str(exc) or exc_class.__name__
+    return None
+
+
+def refusal(exc: Exception) -> tuple[str, str] | None:
+    """The ``code`` and message a request is refused with when ``exc`` is one
+    of the table's domain errors; ``None`` for any other exception."""
+    entry = _table_entry(exc)
+    return None if entry is None else (entry[0].code, entry[1])
+
+
+def response_for(exc: Exception) -> Response:
+    """Map any exception to its envelope response (the single table)."""
+    entry = _table_entry(exc)
+    if entry is not None:
+        envelope, message = entry
         return error_response(
-            envelope.status, str(exc), "server_error", code=envelope.code
+            envelope.status,
+            message,
+            "invalid_request_error",
+            param=envelope.param,
+            code=envelope.code,
         )
+    limit = _SERVER_TABLE.get(type(exc))
+    if limit is not None:
+        return error_response(limit.status, str(exc), "server_error", code=limit.code)
     if isinstance(exc, RequestValidationError):
         message, param = message_and_param(exc)
         return error_response(400, message, "invalid_request_error", param=param)

@@ -22,14 +22,14 @@ from langgraph_openai_serve.graph.usage import Usage
 from langgraph_openai_serve.observability.runs import NO_WATCH, RunWatch
 from langgraph_openai_serve.openai.compact_json import dumps
 from langgraph_openai_serve.openai.context import RequestLog
-from langgraph_openai_serve.openai.errors import (
+from langgraph_openai_serve.openai.errors import error_body
+from langgraph_openai_serve.openai.sse import DONE_FRAME, data_frame
+from langgraph_openai_serve.openai.stream_failure import (
     INTERNAL_FAILURE,
     StreamFailure,
-    error_body,
     run_deadline,
     stream_failure,
 )
-from langgraph_openai_serve.openai.sse import DONE_FRAME, data_frame
 
 _FINISH_REASONS = {"length": "length", "content_filter": "content_filter"}
 

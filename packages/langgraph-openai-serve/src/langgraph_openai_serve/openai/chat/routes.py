@@ -29,10 +29,10 @@ from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
 from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.context import request_log
 from langgraph_openai_serve.openai.error_docs import error_responses
-from langgraph_openai_serve.openai.errors import SHUTDOWN_FAILURE
 from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.sse import EventStreamResponse
 from langgraph_openai_serve.openai.state import serve_state
+from langgraph_openai_serve.openai.stream_failure import SHUTDOWN_FAILURE
 
 router = APIRouter()
 

@@ -28,12 +28,6 @@ from langgraph_openai_serve.graph.usage import Usage
 from langgraph_openai_serve.observability.runs import NO_WATCH, RunWatch
 from langgraph_openai_serve.openai.compact_json import dumps
 from langgraph_openai_serve.openai.context import RequestLog
-from langgraph_openai_serve.openai.errors import (
-    INTERNAL_FAILURE,
-    StreamFailure,
-    run_deadline,
-    stream_failure,
-)
 from langgraph_openai_serve.openai.responses.approvals import (
     InterruptRejected,
     rejected_body,
@@ -59,6 +53,12 @@ from langgraph_openai_serve.openai.responses.pause import (
     interrupt_calls,
 )
 from langgraph_openai_serve.openai.responses.tools import WEB_SEARCH
+from langgraph_openai_serve.openai.stream_failure import (
+    INTERNAL_FAILURE,
+    StreamFailure,
+    run_deadline,
+    stream_failure,
+)
 
 logger = logging.getLogger("langgraph_openai_serve")
 

@@ -26,7 +26,6 @@ from langgraph_openai_serve.graph.runner import run_graph, run_to_completion
 from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.context import RequestLog, request_log
 from langgraph_openai_serve.openai.error_docs import error_responses
-from langgraph_openai_serve.openai.errors import SHUTDOWN_FAILURE
 from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.responses.approvals import (
     InterruptRejected,
@@ -55,6 +54,7 @@ from langgraph_openai_serve.openai.state import (
     ServeState,
     serve_state,
 )
+from langgraph_openai_serve.openai.stream_failure import SHUTDOWN_FAILURE
 
 router = APIRouter()
 
