@@ -1,8 +1,41 @@
 """The OpenAI error envelope, and the one table that maps errors onto it.
 
 Every exception that leaves a route becomes ``{"error": {message, type,
-param, code}}`` here and nowhere else. Inside a stream that has started, an
-error is an in-band event instead; the encoders own that.
+param, code}}`` here and nowhere else; once a stream has started, an error is
+its in-band failure instead (``openai/stream_failure.py``). The family, with
+the status, ``code`` and ``[param]`` each answers (``type`` is
+``server_error`` on the 5xx rows, else ``invalid_request_error``)::
+
+    Exception
+    ├── LGOSError                         500 unless a subclass answers
+    │   ├── GraphNotFoundError            404 model_not_found [model]
+    │   ├── InvalidRequestError           its status_code (400), code, [param]
+    │   ├── RunBusyError                  409 run_busy
+    │   ├── InterruptStateConflictError   409 interrupt_state_conflict [input]
+    │   ├── PausedRunNotFoundError        404 response_not_found [previous_response_id]
+    │   ├── RunTimeoutError               504 run_timeout
+    │   ├── GraphConfigurationError       500 (a startup error, not a route's)
+    │   ├── GraphError                    500 (a run broke the output contract)
+    │   ├── ResponseNotFoundError         404 response_not_found
+    │   │   └── PreviousResponseNotFoundError
+    │   │                                 404 previous_response_not_found
+    │   │                                     [previous_response_id]
+    │   ├── ResponseInProgressError       409 response_in_progress
+    │   ├── IdempotencyKeyReusedError     422 idempotency_key_reused [Idempotency-Key]
+    │   ├── BatchNotFoundError            404 batch_not_found
+    │   ├── ConversationNotFoundError     404 conversation_not_found
+    │   │   └── RequestConversationNotFoundError
+    │   │                                 404 conversation_not_found [conversation]
+    │   ├── ConversationItemNotFoundError 404 item_not_found
+    │   └── ConversationLockedError       400 conversation_locked [conversation]
+    ├── ContextOverflowError (LangChain)  400 context_length_exceeded
+    ├── RequestValidationError (FastAPI)  400, [param] from openai/validation.py
+    ├── HTTPException (Starlette)         its status (404, 405 with Allow)
+    ├── PoolTimeout (psycopg_pool)        503 server_busy, Retry-After
+    └── any other exception               500 server_error, details only logged
+
+The table below names the module (``graph``, ``background``, ``batches``,
+``conversations``: their ``errors.py``) each LGOS error lives in.
 """
 
 from __future__ import annotations
@@ -19,27 +52,10 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route
 
-from langgraph_openai_serve.background.errors import (
-    IdempotencyKeyReusedError,
-    PreviousResponseNotFoundError,
-    ResponseInProgressError,
-    ResponseNotFoundError,
-)
-from langgraph_openai_serve.batches.errors import BatchNotFoundError
-from langgraph_openai_serve.conversations.errors import (
-    ConversationItemNotFoundError,
-    ConversationLockedError,
-    ConversationNotFoundError,
-    RequestConversationNotFoundError,
-)
-from langgraph_openai_serve.graph.errors import (
-    GraphNotFoundError,
-    InterruptStateConflictError,
-    InvalidRequestError,
-    PausedRunNotFoundError,
-    RunBusyError,
-    RunTimeoutError,
-)
+from langgraph_openai_serve.background import errors as background
+from langgraph_openai_serve.batches import errors as batches
+from langgraph_openai_serve.conversations import errors as conversations
+from langgraph_openai_serve.graph import errors as graph
 from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.validation import message_and_param
 
@@ -47,14 +63,12 @@ logger = logging.getLogger("langgraph_openai_serve")
 
 INTERNAL_ERROR_MESSAGE = "Internal server error"
 RETRY_AFTER_SECONDS = "1"
+# A 404 and a 405 answer in these words, whatever detail the exception carries.
+_HTTP_MESSAGES = {404: "Not found.", 405: "Method not allowed."}
 
 
 def error_body(
-    message: str,
-    type_: str,
-    *,
-    param: str | None = None,
-    code: str | None = None,
+    message: str, type_: str, *, param: str | None = None, code: str | None = None
 ) -> dict[str, Any]:
     """The OpenAI error envelope as a plain dict."""
     return {"error": {"message": message, "type": type_, "param": param, "code": code}}
@@ -87,32 +101,36 @@ class _Envelope:
 
 # Domain errors with a fixed answer: the message is the exception's own.
 _TABLE: dict[type[Exception], _Envelope] = {
-    GraphNotFoundError: _Envelope(404, "model_not_found", "model"),
-    RunBusyError: _Envelope(409, "run_busy"),
-    InterruptStateConflictError: _Envelope(409, "interrupt_state_conflict", "input"),
-    PausedRunNotFoundError: _Envelope(
+    graph.GraphNotFoundError: _Envelope(404, "model_not_found", "model"),
+    graph.RunBusyError: _Envelope(409, "run_busy"),
+    graph.InterruptStateConflictError: _Envelope(
+        409, "interrupt_state_conflict", "input"
+    ),
+    graph.PausedRunNotFoundError: _Envelope(
         404, "response_not_found", "previous_response_id"
     ),
-    ResponseNotFoundError: _Envelope(404, "response_not_found"),
-    PreviousResponseNotFoundError: _Envelope(
+    background.ResponseNotFoundError: _Envelope(404, "response_not_found"),
+    background.PreviousResponseNotFoundError: _Envelope(
         404, "previous_response_not_found", "previous_response_id"
     ),
-    ResponseInProgressError: _Envelope(409, "response_in_progress"),
-    ConversationNotFoundError: _Envelope(404, "conversation_not_found"),
-    BatchNotFoundError: _Envelope(404, "batch_not_found"),
-    RequestConversationNotFoundError: _Envelope(
+    background.ResponseInProgressError: _Envelope(409, "response_in_progress"),
+    conversations.ConversationNotFoundError: _Envelope(404, "conversation_not_found"),
+    batches.BatchNotFoundError: _Envelope(404, "batch_not_found"),
+    conversations.RequestConversationNotFoundError: _Envelope(
         404, "conversation_not_found", "conversation"
     ),
-    ConversationItemNotFoundError: _Envelope(404, "item_not_found"),
-    ConversationLockedError: _Envelope(400, "conversation_locked", "conversation"),
-    IdempotencyKeyReusedError: _Envelope(
+    conversations.ConversationItemNotFoundError: _Envelope(404, "item_not_found"),
+    conversations.ConversationLockedError: _Envelope(
+        400, "conversation_locked", "conversation"
+    ),
+    background.IdempotencyKeyReusedError: _Envelope(
         422, "idempotency_key_reused", "Idempotency-Key"
     ),
     ContextOverflowError: _Envelope(400, "context_length_exceeded"),
 }
 # Errors of the server's own limits: the message is the exception's own.
 _SERVER_TABLE: dict[type[Exception], _Envelope] = {
-    RunTimeoutError: _Envelope(504, "run_timeout"),
+    graph.RunTimeoutError: _Envelope(504, "run_timeout"),
 }
 
 
@@ -151,7 +169,7 @@ def response_for(exc: Exception) -> Response:
     if isinstance(exc, RequestValidationError):
         message, param = message_and_param(exc)
         return error_response(400, message, "invalid_request_error", param=param)
-    if isinstance(exc, InvalidRequestError):
+    if isinstance(exc, graph.InvalidRequestError):
         return error_response(
             exc.status_code,
             exc.message,
@@ -198,12 +216,8 @@ def install_error_handlers(app: FastAPI, routes: Sequence[BaseRoute] = ()) -> No
     ``routes``: the app's routes, so a 405 names in ``Allow`` the methods of
     every route of its path (Starlette names the first route's only, and
     ``GET`` and ``DELETE /responses/{id}`` are two routes)."""
-    for exc_class in (
-        RequestValidationError,
-        InvalidRequestError,
-        *_TABLE,
-        *_SERVER_TABLE,
-    ):
+    handled = (RequestValidationError, graph.InvalidRequestError)
+    for exc_class in (*handled, *_TABLE, *_SERVER_TABLE):
         app.add_exception_handler(exc_class, _handle)
     served = [route for route in routes if isinstance(route, Route) and route.methods]
 
@@ -228,12 +242,7 @@ def install_http_error_handler(app: FastAPI) -> None:
 
 
 def _http_response(exc: HTTPException) -> Response:
-    if exc.status_code == 404:
-        message = "Not found."
-    elif exc.status_code == 405:
-        message = "Method not allowed."
-    else:
-        message = str(exc.detail)
+    message = _HTTP_MESSAGES.get(exc.status_code) or str(exc.detail)
     type_ = "invalid_request_error" if exc.status_code < 500 else "server_error"
     response = error_response(exc.status_code, message, type_)
     if exc.headers:  # e.g. the ``Allow`` of a 405
