@@ -2,7 +2,10 @@
 
 What the memory backend of background Responses is to them: right for one
 process and for tests; a restart forgets every batch. Steps with one lock
-run one at a time, as on procrastinate's queue.
+run one at a time, as on procrastinate's queue. A change whose steps could
+not be queued (the enqueue raised) is undone, as PostgreSQL's transaction
+would be; the undo is exact because this process's enqueues (task queues)
+never wait, so nothing else changes the batch meanwhile.
 """
 
 from __future__ import annotations
@@ -52,7 +55,11 @@ class InMemoryBatchStore:
 
     async def create(self, scope: str, batch: dict[str, Any], enqueue: Enqueue) -> None:
         self._batches[batch["id"]] = _Batch(scope, copy.deepcopy(batch))
-        await enqueue(None)
+        try:
+            await enqueue(None)
+        except BaseException:  # both or neither, as in a transaction
+            del self._batches[batch["id"]]
+            raise
 
     async def get(self, batch_id: str, scope: str) -> dict[str, Any] | None:
         kept = self._batches.get(batch_id)
@@ -105,13 +112,18 @@ class InMemoryBatchStore:
         kept = self._batches.get(batch_id)
         if kept is None or kept.batch["status"] not in before:
             return False
+        before_change = (dict(kept.batch), kept.ending, kept.chunks)
         kept.batch.update(copy.deepcopy(fields))
         if ending is not None:
             kept.ending = ending
         if chunks is not None:
             kept.chunks = chunks
         if enqueue is not None:
-            await enqueue(None)
+            try:
+                await enqueue(None)
+            except BaseException:
+                kept.batch, kept.ending, kept.chunks = before_change
+                raise
         return True
 
     async def claim_chunks(
@@ -122,7 +134,11 @@ class InMemoryBatchStore:
         kept.next_chunk = min(kept.chunks, first + most)
         taken = list(range(first, kept.next_chunk))
         if taken:
-            await enqueue(None, taken)
+            try:
+                await enqueue(None, taken)
+            except BaseException:
+                kept.next_chunk = first
+                raise
         return taken
 
     async def claimed(self, batch_id: str) -> int:

@@ -45,7 +45,8 @@ class BatchStep:
 
 Enqueue = Callable[[Any], Awaitable[None]]
 """Puts steps on the queue inside the store's transaction (the argument is
-that transaction's connection, or ``None`` for memory stores)."""
+that transaction's connection, or ``None`` for memory stores). If it raises,
+the store's change is undone and the error raised: both happen or neither."""
 
 ChunkEnqueue = Callable[[Any, list[int]], Awaitable[None]]
 """Queues the chunks just claimed, inside the claiming transaction."""
