@@ -98,6 +98,7 @@ class InMemoryBatchStore:
     async def drop_lines(self, batch_id: str) -> None:
         kept = self._batches[batch_id]
         kept.lines.clear()
+        kept.results.clear()
 
     async def transition(
         self,
@@ -154,7 +155,7 @@ class InMemoryBatchStore:
 
     async def record(self, batch_id: str, result: LineResult) -> bool:
         kept = self._batches[batch_id]
-        if result.seq in kept.results:
+        if result.seq not in kept.lines or result.seq in kept.results:
             return False
         kept.results[result.seq] = result
         if result.failed:

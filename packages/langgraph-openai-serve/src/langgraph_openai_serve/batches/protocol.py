@@ -142,7 +142,10 @@ class BatchStore(Protocol):
 
     async def add_lines(self, batch_id: str, lines: Sequence[BatchLine]) -> None: ...
 
-    async def drop_lines(self, batch_id: str) -> None: ...
+    async def drop_lines(self, batch_id: str) -> None:
+        """Forget the batch's lines and their results (once it ended, the
+        files keep them); its counters stay."""
+        ...
 
     async def transition(
         self,
@@ -176,7 +179,8 @@ class BatchStore(Protocol):
         ...
 
     async def record(self, batch_id: str, result: LineResult) -> bool:
-        """Keep a line's result unless it has one; count it. Whether kept."""
+        """Keep a line's result unless it has one (or the batch holds no such
+        line); count it. Whether kept."""
         ...
 
     async def settle(self, batch_id: str, code: str, message: str) -> None:
