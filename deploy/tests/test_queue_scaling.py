@@ -11,13 +11,15 @@ from typing import Any
 import psycopg
 import pytest
 from deploy_support import Rendered, container, plain_env
-from langgraph_openai_serve.background.postgres.queue import (
-    QUEUE,
+from langgraph_openai_serve.backends.postgres import PostgresBackend
+from langgraph_openai_serve.backends.postgres.queue import QUEUE, ProcrastinateQueue
+from langgraph_openai_serve.batches.jobs import TASK_NAME as BATCH_STEP
+from langgraph_openai_serve.jobs.protocol import Task
+from langgraph_openai_serve.jobs.retry import every
+from langgraph_openai_serve.openai.responses.background.task import (
     TASK_NAME,
-    ProcrastinateBackend,
+    response_job,
 )
-from langgraph_openai_serve.background.protocol import BackgroundJob
-from langgraph_openai_serve.batches.queue import TASK_NAME as BATCH_STEP
 from procrastinate.jobs import Status
 
 pytestmark = pytest.mark.anyio
@@ -36,30 +38,32 @@ def _metric(url: str, query: str) -> float:
     return float(row[0])
 
 
-def _job(response_id: str) -> BackgroundJob:
-    return BackgroundJob(response_id=response_id, scope="deploy-test", body={})
+async def _never(args: dict[str, Any], attempts: int) -> None:
+    raise AssertionError("this test's jobs are fetched, never run")
 
 
 @pytest.fixture
 async def queue(set_up_database: str) -> Any:
-    # The store is not used to defer or fetch jobs: the backend only queues.
-    backend = ProcrastinateBackend(set_up_database, store=None)  # type: ignore[arg-type]
-    await backend.start(executor=None)  # type: ignore[arg-type]
+    # Nothing runs the jobs here: the tasks are registered so that jobs of
+    # them can be queued, as an API process queues them.
+    backend = PostgresBackend(set_up_database)
+    for name in (TASK_NAME, BATCH_STEP):
+        backend.jobs.register(Task(name, _never, every(1.0)))
     with psycopg.connect(set_up_database, autocommit=True) as conn:
         conn.execute("DELETE FROM procrastinate_jobs")
-    yield backend
+    yield backend.jobs
     with psycopg.connect(set_up_database, autocommit=True) as conn:
         conn.execute("DELETE FROM procrastinate_jobs")
-    await backend.stop()
+    await backend.close()
 
 
 async def test_the_query_counts_ready_and_running_jobs_of_the_worker_queue(
-    base: Rendered, set_up_database: str, queue: ProcrastinateBackend
+    base: Rendered, set_up_database: str, queue: ProcrastinateQueue
 ) -> None:
     manager = queue.app.job_manager
     ready = [f"resp_{uuid.uuid4().hex}" for _ in range(12)]
     for response_id in ready:
-        await queue.submit(_job(response_id))
+        await queue.defer([response_job(response_id)])
     worker_id = await manager.register_worker()
     running = [await manager.fetch_job([QUEUE], worker_id) for _ in range(5)]
     succeeded, failed = running[0], running[1]
@@ -97,13 +101,13 @@ async def test_the_query_counts_ready_and_running_jobs_of_the_worker_queue(
 
 
 async def test_running_jobs_alone_keep_their_workers(
-    base: Rendered, set_up_database: str, queue: ProcrastinateBackend
+    base: Rendered, set_up_database: str, queue: ProcrastinateQueue
 ) -> None:
     # The scale-down hole this query closes: nothing waits, 17 jobs run on
     # three workers. A query of waiting jobs only would say 0 workers.
     manager = queue.app.job_manager
     for _ in range(17):
-        await queue.submit(_job(f"resp_{uuid.uuid4().hex}"))
+        await queue.defer([response_job(f"resp_{uuid.uuid4().hex}")])
     worker_id = await manager.register_worker()
     for _ in range(17):
         assert await manager.fetch_job([QUEUE], worker_id) is not None

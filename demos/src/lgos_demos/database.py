@@ -52,28 +52,15 @@ def demo_pool(url: str) -> Pool:
 
 
 async def setup_database(url: str) -> None:
-    """Create every table the demos use (idempotent)."""
-    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
-    from langgraph_openai_serve.background.postgres.queue import (
-        ProcrastinateBackend,
-    )
-    from langgraph_openai_serve.background.postgres.store import (
-        PostgresResponseStore,
-    )
-    from langgraph_openai_serve.batches.postgres import PostgresBatchStore
+    """Create every table the demos use (idempotent): what ``lgos db-setup``
+    creates, which holds LangGraph's checkpoint tables too."""
+    from langgraph_openai_serve.backends.postgres import PostgresBackend
 
-    connection = await AsyncConnection.connect(url, **POOL_KWARGS)
-    async with connection as conn:
-        await AsyncPostgresSaver(conn).setup()
-    store = PostgresResponseStore(demo_pool(url))
-    backend = ProcrastinateBackend(url, store)
+    backend = PostgresBackend(url)
     try:
-        await store.setup()
-        await PostgresBatchStore(store).setup()
         await backend.setup()
     finally:
-        await backend.stop()
-        await store.close()
+        await backend.close()
 
 
 def main() -> None:

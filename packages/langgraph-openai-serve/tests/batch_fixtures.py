@@ -115,13 +115,15 @@ async def tenants(
         **settings: Any,
     ) -> dict[str, Tenant]:
         values = {key.removeprefix("LGOS_"): value for key, value in batch_env.items()}
+        if limits is not None:  # lowered, so a test reaches them cheaply
+            values.update(
+                BATCH_MAX_LINES=limits.lines, BATCH_MAX_INPUT_BYTES=limits.bytes
+            )
         server = LanggraphOpenaiServe(
             graphs=GraphRegistry(registry=graphs),
             settings=Settings(**{**values, **settings}),
         ).bind_openai_api()
         servers.append(server)
-        if limits is not None:  # lowered, so a test reaches them cheaply
-            server.openai_app.state.lgos.batches.limits = limits
         http = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=server.app), base_url="http://lgos.test"
         )

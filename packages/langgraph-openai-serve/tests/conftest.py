@@ -18,13 +18,15 @@ from langgraph_openai_serve import (
     LanggraphOpenaiServe,
     Settings,
 )
-from langgraph_openai_serve.background.memory import InMemoryResponseStore
-from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
-from langgraph_openai_serve.background.protocol import ResponseStore
 from lgos_testkit import STARTUP_SECONDS, RunningProcess, free_port, start_process
 from openai import AsyncOpenAI, OpenAI
 
-pytest_plugins = ["postgres_fixtures", "batch_fixtures", "batch_stack"]
+pytest_plugins = [
+    "postgres_fixtures",
+    "backend_fixtures",
+    "batch_fixtures",
+    "batch_stack",
+]
 
 TESTS_DIR = Path(__file__).parent
 
@@ -46,16 +48,17 @@ async def make_client() -> AsyncIterator[ClientFactory]:
     def make(
         graphs: dict[str, GraphConfig],
         *,
-        response_store: ResponseStore | None = None,
+        backend: Callable[[Settings], Any] | None = None,
         **settings: Any,
     ) -> AsyncOpenAI:
-        if response_store is not None:
-            # The setting switches keeping on; the store given is the one used.
+        if backend is not None:
+            # The setting switches keeping on; the backend given keeps them.
             settings.setdefault("RESPONSE_STORE", "memory")
+        chosen = Settings(**settings)
         server = LanggraphOpenaiServe(
             graphs=GraphRegistry(registry=graphs),
-            settings=Settings(**settings),
-            response_store=response_store,
+            settings=chosen,
+            backend=backend(chosen) if backend is not None else None,
         ).bind_openai_api()
         http = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=server.app),
@@ -72,24 +75,6 @@ async def make_client() -> AsyncIterator[ClientFactory]:
     yield make
     for http in http_clients:
         await http.aclose()
-
-
-@pytest.fixture(params=["memory", "postgres"])
-async def kept_store(request, postgres_pool_factory) -> AsyncIterator[ResponseStore]:
-    """A response store of each kind, empty, for the tests every store must
-    pass through the API (``make_client(graphs, response_store=...)``): in
-    memory, and on the session's PostgreSQL (set up, its tables emptied)."""
-    if request.param == "memory":
-        yield InMemoryResponseStore()
-        return
-    store = PostgresResponseStore(await postgres_pool_factory())
-    await store.setup()
-    async with await store.connection() as conn:
-        await conn.execute(
-            "TRUNCATE lgos_background_responses, lgos_conversations CASCADE"
-        )
-    yield store
-    await store.close()
 
 
 class LiveServer:

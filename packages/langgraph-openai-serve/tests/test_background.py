@@ -19,11 +19,9 @@ from langgraph_openai_serve import (
     LanggraphOpenaiServe,
     Settings,
 )
-from langgraph_openai_serve.background.memory import (
-    InMemoryResponseStore,
-    InProcessBackend,
-)
-from langgraph_openai_serve.background.protocol import BackgroundJob
+from langgraph_openai_serve.backends.memory import MemoryBackend
+from langgraph_openai_serve.backends.memory.responses import InMemoryResponseStore
+from langgraph_openai_serve.responses.protocol import BackgroundJob
 from lgos_testkit import await_response
 from support import one_node_graph, scripted_graph, sse_events
 
@@ -92,7 +90,7 @@ def client(gate, runs):
         graphs=registry,
         checkpoint_scope=lambda request: request.headers.get("x-tenant", "default"),
         settings=Settings(),
-        background_backend=InProcessBackend(concurrency=1),
+        backend=MemoryBackend(concurrency=1),
     ).bind_openai_api()
     http = httpx.AsyncClient(
         transport=httpx.ASGITransport(app=server.app), base_url="http://t"
@@ -393,20 +391,41 @@ async def test_idempotency_key_length_is_checked(client):
     assert caught.value.body["param"] == "Idempotency-Key"
 
 
-def test_documented_postgres_background_paths_still_import_with_a_warning() -> None:
-    from langgraph_openai_serve.background.postgres.queue import ProcrastinateBackend
-    from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
+def test_documented_postgres_integration_paths_still_import_with_a_warning() -> None:
+    from langgraph_openai_serve.backends.postgres.queue import ProcrastinateQueue
+    from langgraph_openai_serve.backends.postgres.responses import (
+        PostgresResponseStore,
+    )
 
-    with pytest.deprecated_call(match="background.postgres.store"):
+    with pytest.deprecated_call(match="backends.postgres.responses"):
         from langgraph_openai_serve.integrations.postgres_store import (
             PostgresResponseStore as OldStore,
         )
-    with pytest.deprecated_call(match="background.postgres.queue"):
+    with pytest.deprecated_call(match="backends.postgres.queue.ProcrastinateQueue"):
         from langgraph_openai_serve.integrations.procrastinate import (
             ProcrastinateBackend as OldBackend,
         )
     assert OldStore is PostgresResponseStore
-    assert OldBackend is ProcrastinateBackend
+    assert OldBackend is ProcrastinateQueue
+
+
+def test_the_deprecated_store_and_queue_arguments_still_build_a_memory_backend() -> (
+    None
+):
+    store = InMemoryResponseStore()
+    with pytest.deprecated_call(match="backend=MemoryBackend"):
+        server = LanggraphOpenaiServe(
+            graphs=GraphRegistry(
+                registry={
+                    "bg": GraphConfig(
+                        graph=one_node_graph(lambda _: {}), description="bg"
+                    )
+                }
+            ),
+            settings=Settings(RESPONSE_STORE="memory"),
+            response_store=store,
+        )
+    assert server.services.state.responses is store
 
 
 async def test_a_follower_arriving_at_a_stopped_process_gets_a_clean_end(gate):
@@ -421,7 +440,7 @@ async def test_a_follower_arriving_at_a_stopped_process_gets_a_clean_end(gate):
             }
         ),
         settings=Settings(),
-        background_backend=InProcessBackend(concurrency=1),
+        backend=MemoryBackend(concurrency=1),
     ).bind_openai_api()
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=server.app), base_url="http://t"

@@ -19,10 +19,12 @@ import anyio
 import psycopg
 import pytest
 from anyio import to_thread
+from backend_fixtures import set_up_once
 from background_stack import Stack
-from langgraph_openai_serve.background.postgres.notify import ResponseListener
-from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
-from langgraph_openai_serve.background.protocol import BackgroundJob, StoredEvent
+from langgraph_openai_serve.backends.postgres.database import Database
+from langgraph_openai_serve.backends.postgres.notify import ResponseListener
+from langgraph_openai_serve.backends.postgres.responses import PostgresResponseStore
+from langgraph_openai_serve.responses.protocol import BackgroundJob, StoredEvent
 from lgos_testkit import async_wait_until
 from postgres_fixtures import Pool
 from psycopg.conninfo import make_conninfo
@@ -125,7 +127,9 @@ def _assert_whole_stream(events: list[StoredEvent], tag: str) -> None:
 async def test_a_follower_wakes_when_a_worker_process_stores_an_event(
     stack: Stack, postgres_pool: Pool, listener: ResponseListener
 ) -> None:
-    store = PostgresResponseStore(postgres_pool, poll_interval=NEVER, listener=listener)
+    store = PostgresResponseStore(
+        Database(postgres_pool), poll_interval=NEVER, listener=listener
+    )
     tag = uuid.uuid4().hex[:8]
     submitted = await _submit_hold(stack, tag)
     follower = Follower(store, submitted.id)
@@ -149,7 +153,9 @@ async def test_a_dropped_listener_reconnects_and_its_follower_misses_no_event(
         max_reconnect_delay=0.2,
     )
     await _listening(listener)
-    store = PostgresResponseStore(postgres_pool, poll_interval=NEVER, listener=listener)
+    store = PostgresResponseStore(
+        Database(postgres_pool), poll_interval=NEVER, listener=listener
+    )
     tag = uuid.uuid4().hex[:8]
     submitted = await _submit_hold(stack, tag)
     follower = Follower(store, submitted.id)
@@ -184,8 +190,10 @@ async def test_a_follower_whose_listener_never_connects_still_gets_every_event(
 ) -> None:
     _sql(postgres_uri, f"ALTER ROLE {listener_role} NOLOGIN")
     listener = ResponseListener(make_conninfo(postgres_uri, user=listener_role))
-    store = PostgresResponseStore(postgres_pool, poll_interval=0.05, listener=listener)
-    await store.setup()
+    store = PostgresResponseStore(
+        Database(postgres_pool), poll_interval=0.05, listener=listener
+    )
+    await set_up_once(postgres_uri)
     response_id = f"resp_{uuid.uuid4().hex}"
     job = BackgroundJob(response_id=response_id, scope="notify-test", body={})
     await store.create(job, {"id": response_id, "status": "in_progress"})

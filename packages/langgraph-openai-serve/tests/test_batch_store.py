@@ -1,7 +1,7 @@
 """One conformance suite for every ``BatchStore``: memory and PostgreSQL.
 
-Each test runs against both stores (the ``batch_store`` fixture is
-parametrized), so they scope and page batches, count results, move statuses,
+Each test runs against both backends (the ``backend`` fixture of
+``backend_fixtures.py``), so they scope and page batches, count results, move statuses,
 hand out chunks and settle the lines that never ran the same way, and queue
 steps in the transaction that changes the batch: both happen or neither.
 """
@@ -15,10 +15,7 @@ import time
 from typing import Any
 
 import pytest
-from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
-from langgraph_openai_serve.batches.memory import InMemoryBatchStore
 from langgraph_openai_serve.batches.objects import new_batch, new_batch_id
-from langgraph_openai_serve.batches.postgres import PostgresBatchStore
 from langgraph_openai_serve.batches.protocol import (
     OVERDUE_PAGE,
     BatchLine,
@@ -32,19 +29,9 @@ from psycopg.pq import TransactionStatus
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture(params=["memory", "postgres"])
-async def batch_store(request, postgres_pool_factory):
-    if request.param == "memory":
-        yield InMemoryBatchStore()
-        return
-    responses = PostgresResponseStore(await postgres_pool_factory())
-    store = PostgresBatchStore(responses)
-    await responses.setup()
-    await store.setup()
-    async with await responses.connection() as conn:
-        await conn.execute("TRUNCATE lgos_batches CASCADE")
-    yield store
-    await responses.close()
+@pytest.fixture
+def batch_store(backend):
+    return backend.batches
 
 
 class QueueDown(Exception):
@@ -62,10 +49,10 @@ class Queue:
         self.chunks: list[list[int]] = []
 
     def _in_transaction(self, transaction: Any) -> bool:
-        if isinstance(self._store, PostgresBatchStore):
-            status = transaction.info.transaction_status
-            return bool(status == TransactionStatus.INTRANS)
-        return transaction is None
+        if transaction is None:  # a store without transactions (memory)
+            return True
+        status = transaction.info.transaction_status
+        return bool(status == TransactionStatus.INTRANS)
 
     async def enqueue(self, transaction: Any) -> None:
         self.steps.append(self._in_transaction(transaction))

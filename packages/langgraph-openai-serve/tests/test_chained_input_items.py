@@ -14,11 +14,11 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def client(make_client, kept_store):
+def client(make_client, kept_backend):
     graphs = {
         "history": config(single_model_graph(ScriptedChatModel(responder=transcript)))
     }
-    return make_client(graphs, response_store=kept_store)
+    return make_client(graphs, backend=kept_backend)
 
 
 async def _ids(client, response_id, **query):

@@ -53,7 +53,7 @@ def gate():
 
 
 @pytest.fixture
-def client(make_client, kept_store, gate):
+def client(make_client, kept_backend, gate):
     def answer(messages):
         if messages[-1].text == "boom":
             return RuntimeError("the model broke")
@@ -72,7 +72,7 @@ def client(make_client, kept_store, gate):
             run_coordinator=InMemoryRunCoordinator(),
         ),
     }
-    return make_client(graphs, response_store=kept_store, BACKGROUND_CONCURRENCY=1)
+    return make_client(graphs, backend=kept_backend, BACKGROUND_CONCURRENCY=1)
 
 
 async def _locked(call) -> None:

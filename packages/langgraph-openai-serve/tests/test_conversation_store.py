@@ -1,6 +1,7 @@
 """One conformance suite for every ``ConversationStore``: memory and
-PostgreSQL. Each test runs against both, so they order, deduplicate, scope
-and delete items the same way."""
+PostgreSQL. Each test runs against both backends (the ``backend`` fixture of
+``backend_fixtures.py``), so they order, deduplicate, scope and delete items
+the same way."""
 
 from __future__ import annotations
 
@@ -11,13 +12,10 @@ from typing import Any
 
 import psycopg
 import pytest
-from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
-from langgraph_openai_serve.conversations.memory import InMemoryConversationStore
+from langgraph_openai_serve.backends.postgres import PostgresBackend
 from langgraph_openai_serve.conversations.pages import AfterItemNotFound
-from langgraph_openai_serve.conversations.postgres import PostgresConversationStore
 from langgraph_openai_serve.conversations.protocol import Conversation
-from postgres_fixtures import POOL_KWARGS
-from psycopg_pool import AsyncConnectionPool
+from psycopg.rows import dict_row
 
 pytestmark = pytest.mark.anyio
 
@@ -45,17 +43,9 @@ INSERT INTO lgos_conversation_items (conversation_id, item_id, item) VALUES
 """
 
 
-@pytest.fixture(params=["memory", "postgres"])
-async def store(request, postgres_pool_factory):
-    if request.param == "memory":
-        yield InMemoryConversationStore()
-        return
-    responses = PostgresResponseStore(await postgres_pool_factory())
-    await responses.setup()
-    async with await responses.connection() as conn:
-        await conn.execute("TRUNCATE lgos_conversations CASCADE")
-    yield PostgresConversationStore(responses)
-    await responses.close()
+@pytest.fixture
+def store(backend):
+    return backend.conversations
 
 
 def _conversation(**metadata: str) -> Conversation:
@@ -145,15 +135,19 @@ async def test_items_are_retrieved_and_deleted_one_by_one(store):
     assert _texts(await store.items(conversation.id, "alice")) == ["keep"]
 
 
-async def test_deleting_a_conversation_deletes_its_items(store):
+async def test_deleting_a_conversation_deletes_its_items(
+    store, on_postgres, postgres_uri
+):
     conversation = _conversation()
     await store.create("alice", conversation, [_item("gone", "msg_g")])
 
     assert await store.delete(conversation.id, "alice") is True
     assert await store.get(conversation.id, "alice") is None
     assert await store.add_items(conversation.id, "alice", [_item("late")]) is False
-    if isinstance(store, PostgresConversationStore):
-        async with await store._responses.connection() as conn:
+    if on_postgres:
+        async with await psycopg.AsyncConnection.connect(
+            postgres_uri, autocommit=True, row_factory=dict_row
+        ) as conn:
             cursor = await conn.execute(
                 "SELECT count(*) AS n FROM lgos_conversation_items "
                 "WHERE conversation_id = %s",
@@ -224,20 +218,17 @@ async def test_setup_migrates_the_first_conversation_tables_in_place(
 ):
     with psycopg.connect(empty_database, autocommit=True) as conn:
         conn.execute(_FIRST_SCHEMA)
-    pool = AsyncConnectionPool(empty_database, open=False, kwargs=POOL_KWARGS)
-    await pool.open(wait=True)
-    responses = PostgresResponseStore(pool)
+    backend = PostgresBackend(empty_database)
     try:
-        await responses.setup()
-        store = PostgresConversationStore(responses)
+        await backend.setup()
+        store = backend.conversations
         turn = [_item("new"), _item("answer")]
         await store.add_items("conv_old", "alice", turn, response_id="r1")
         await store.add_items("conv_old", "alice", turn[:1], response_id="r1")
 
         assert _texts(await store.items("conv_old", "alice")) == ["old", "new"]
     finally:
-        await responses._listener.close()
-        await pool.close()
+        await backend.close()
 
 
 async def _ten(store) -> str:

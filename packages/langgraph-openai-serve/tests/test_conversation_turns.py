@@ -1,6 +1,7 @@
 """One turn at a time, for every ``ConversationStore``: memory and
-PostgreSQL (each test runs against both, wired to the response store beside
-them as a server wires them)."""
+PostgreSQL (each test runs against both backends, the ``backend`` fixture of
+``backend_fixtures.py``: the Conversations beside the Responses, as a server
+has them)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ import uuid
 from typing import Any
 
 import pytest
-from langgraph_openai_serve.background.build import conversation_store
-from langgraph_openai_serve.background.protocol import BackgroundJob
 from langgraph_openai_serve.conversations.errors import ConversationLockedError
 from langgraph_openai_serve.conversations.protocol import Conversation
+from langgraph_openai_serve.responses.protocol import BackgroundJob
 from lgos_testkit import async_wait_until
 
 pytestmark = pytest.mark.anyio
@@ -23,8 +23,8 @@ LEASE = 60.0
 
 
 @pytest.fixture
-def store(kept_store):
-    return conversation_store(kept_store)
+def store(backend):
+    return backend.conversations
 
 
 async def _conversation(store, *texts: str) -> str:
@@ -125,14 +125,14 @@ async def test_a_claim_nobody_renews_lapses_and_a_renewed_one_does_not(store):
     assert not await store.renew_turn(lapsing, "dead", lease=LEASE)
 
 
-async def test_a_background_response_keeps_its_claim_until_it_ends(store, kept_store):
+async def test_a_background_response_keeps_its_claim_until_it_ends(store, backend):
     conversation = await _conversation(store)
     queued = _response("queued")
     job = BackgroundJob(response_id=queued["id"], scope="alice", body={})
     # Claimed in the Response's name before it is stored, with a short lease
     # that covers only the submit.
     await store.begin_turn(conversation, "alice", queued["id"], lease=0.2)
-    await kept_store.create(job, queued)
+    await backend.responses.create(job, queued)
     # The worker adds the turn (the claim's own end) before the Response ends.
     await store.add_items(
         conversation,
@@ -145,7 +145,9 @@ async def test_a_background_response_keeps_its_claim_until_it_ends(store, kept_s
 
     await _refused(store.begin_turn(conversation, "alice", "next", lease=LEASE))
     await _refused(store.add_items(conversation, "alice", [_item("typed")]))
-    await kept_store.set_snapshot(queued["id"], {**queued, "status": "completed"})
+    await backend.responses.set_snapshot(
+        queued["id"], {**queued, "status": "completed"}
+    )
     history = await store.begin_turn(conversation, "alice", "next", lease=LEASE)
 
     assert _texts(history) == ["question", "answer"]

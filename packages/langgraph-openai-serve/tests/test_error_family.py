@@ -8,12 +8,12 @@ import re
 
 import psycopg_pool
 from fastapi.exceptions import RequestValidationError
-from langgraph_openai_serve.background import errors as background
 from langgraph_openai_serve.batches import errors as batches
 from langgraph_openai_serve.conversations import errors as conversations
 from langgraph_openai_serve.graph import errors as graph
 from langgraph_openai_serve.graph.errors import LGOSError
 from langgraph_openai_serve.openai import errors
+from langgraph_openai_serve.responses import errors as responses
 from starlette.exceptions import HTTPException
 
 _BRANCH = re.compile(r"[├└]── ([A-Z]\w*)(.*)")
@@ -24,7 +24,7 @@ _HANDLED = (RequestValidationError, HTTPException, psycopg_pool.PoolTimeout)
 def _lgos_errors() -> set[type[Exception]]:
     return {
         value
-        for module in (graph, background, batches, conversations)
+        for module in (graph, responses, batches, conversations)
         for value in vars(module).values()
         if isinstance(value, type)
         and issubclass(value, LGOSError)

@@ -46,10 +46,7 @@ async def _http(
                 )
             )
     finally:
-        background = server.openai_app.state.lgos.background
-        if background is not None and hasattr(background.store, "close"):
-            await background.backend.stop()
-            await background.store.close()
+        await server.services.backend.close()
 
 
 async def test_live_and_ready_answer_outside_the_prefix_without_an_api_key():
@@ -102,12 +99,9 @@ async def test_ready_checks_postgres_and_the_queue_and_names_lgos_db_setup(
     empty_database,
 ):
     server = _server(BACKGROUND_BACKEND="postgres", DATABASE_URL=empty_database)
-    background = server.openai_app.state.lgos.background
-
     async with _http(server) as http:
         before = await http.get("/health/ready")
-        await background.store.setup()
-        await background.backend.setup()
+        await server.services.backend.setup()
         after = await http.get("/health/ready")
 
     assert before.status_code == 503

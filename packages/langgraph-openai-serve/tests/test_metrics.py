@@ -397,7 +397,7 @@ async def test_a_run_handed_back_by_a_stopping_backend_counts_as_a_rerun_not_a_r
         assert queued.status_code == 200
         await asyncio.wait_for(started.wait(), STARTUP_SECONDS)
         # What a stopping process does: its runs go back to the queue.
-        await server.openai_app.state.lgos.background.backend.stop()
+        await server.services.backend.jobs.close()
     after = Scrape.of((await _get(server.app, "/metrics")).text)
 
     assert (

@@ -1,6 +1,7 @@
 """One conformance suite for every ``ResponseStore``: memory and PostgreSQL.
 
-Each test runs against both stores (the ``store`` fixture is parametrized),
+Each test runs against both backends (the ``backend`` fixture of
+``backend_fixtures.py`` is parametrized),
 so they keep Responses, their items and their chains the same way, isolate
 scopes the same way, and delete what they promise.
 """
@@ -13,11 +14,9 @@ from typing import Any
 
 import psycopg
 import pytest
-from langgraph_openai_serve.background.memory import InMemoryResponseStore
-from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
-from langgraph_openai_serve.background.protocol import BackgroundJob
-from postgres_fixtures import POOL_KWARGS
-from psycopg_pool import AsyncConnectionPool
+from langgraph_openai_serve.backends.postgres import PostgresBackend
+from langgraph_openai_serve.responses.protocol import BackgroundJob
+from psycopg.rows import dict_row
 
 pytestmark = pytest.mark.anyio
 
@@ -37,28 +36,9 @@ CREATE TABLE lgos_background_responses (
 """
 
 
-class Clock:
-    """A wall clock the memory store reads; PostgreSQL uses its own now()."""
-
-    def __init__(self) -> None:
-        self.now = dt.datetime.now(dt.UTC).timestamp()
-
-    def __call__(self) -> float:
-        return self.now
-
-
-@pytest.fixture(params=["memory", "postgres"])
-async def store(request, postgres_pool_factory):
-    if request.param == "memory":
-        yield InMemoryResponseStore(wall_clock=Clock())
-        return
-    pool = await postgres_pool_factory()
-    postgres = PostgresResponseStore(pool)
-    await postgres.setup()
-    async with pool.connection() as conn:
-        await conn.execute("TRUNCATE lgos_background_responses CASCADE")
-    yield postgres
-    await postgres._listener.close()
+@pytest.fixture
+def store(backend):
+    return backend.responses
 
 
 def _response(
@@ -140,7 +120,9 @@ async def test_a_chain_is_walked_oldest_first_and_ends_at_a_deleted_ancestor(sto
     assert await store.chain("resp_unknown", "alice") is None
 
 
-async def test_deleting_a_background_response_removes_its_events(store):
+async def test_deleting_a_background_response_removes_its_events(
+    store, on_postgres, postgres_uri
+):
     job = BackgroundJob(response_id=f"resp_{uuid.uuid4().hex}", scope="alice", body={})
     snapshot = {"id": job.response_id, "status": "queued", "background": True}
     await store.create(job, snapshot, input_items=_items("run"))
@@ -151,8 +133,8 @@ async def test_deleting_a_background_response_removes_its_events(store):
     assert await store.delete(job.response_id, "alice") is True
     assert await store.get(job.response_id, "alice") is None
     assert await store.job(job.response_id) is None
-    if isinstance(store, PostgresResponseStore):
-        assert await _rows(store, job.response_id) == (0, 0)
+    if on_postgres:
+        assert await _rows(postgres_uri, job.response_id) == (0, 0)
 
 
 async def test_an_attempt_counts_only_for_a_live_response_nobody_cancelled(store):
@@ -214,18 +196,19 @@ async def test_events_given_with_a_snapshot_are_kept_only_if_it_replaced_it(stor
     ]
 
 
-async def test_expiry_deletes_finished_responses_only(store):
+async def test_expiry_deletes_finished_responses_only(
+    store, on_postgres, postgres_uri, wall_clock
+):
     old, running = _response(), BackgroundJob(f"resp_{uuid.uuid4().hex}", "alice", {})
     await store.save("alice", old, _items("old"))
     await store.create(running, {"id": running.response_id, "status": "in_progress"})
     # Everything above is older than a moment from now (both clocks).
     before = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=1)
     newer = _response()
-    if isinstance(store, InMemoryResponseStore):
-        store._wall_clock.now = before.timestamp() + 1  # type: ignore[attr-defined]
+    wall_clock.now = before.timestamp() + 1  # memory stores read it
     await store.save("alice", newer, _items("new"))
-    if isinstance(store, PostgresResponseStore):
-        await _age(store, old["id"], running.response_id)
+    if on_postgres:
+        await _age(postgres_uri, old["id"], running.response_id)
         before = dt.datetime.now(dt.UTC) - dt.timedelta(days=1)
 
     deleted = await store.delete_expired(before)
@@ -234,12 +217,12 @@ async def test_expiry_deletes_finished_responses_only(store):
     assert await store.get(old["id"], "alice") is None
     assert await store.get(running.response_id, "alice") is not None
     assert await store.get(newer["id"], "alice") == newer
-    if isinstance(store, PostgresResponseStore):
-        assert await _rows(store, old["id"]) == (0, 0)
+    if on_postgres:
+        assert await _rows(postgres_uri, old["id"]) == (0, 0)
 
 
-async def _age(store: PostgresResponseStore, *response_ids: str) -> None:
-    async with store.pool.connection() as conn:
+async def _age(uri: str, *response_ids: str) -> None:
+    async with await psycopg.AsyncConnection.connect(uri, autocommit=True) as conn:
         await conn.execute(
             "UPDATE lgos_background_responses "
             "SET created_at = now() - interval '31 days' WHERE id = ANY(%s)",
@@ -247,8 +230,10 @@ async def _age(store: PostgresResponseStore, *response_ids: str) -> None:
         )
 
 
-async def _rows(store: PostgresResponseStore, response_id: str) -> tuple[int, int]:
-    async with store.pool.connection() as conn:
+async def _rows(uri: str, response_id: str) -> tuple[int, int]:
+    async with await psycopg.AsyncConnection.connect(
+        uri, autocommit=True, row_factory=dict_row
+    ) as conn:
         responses = await conn.execute(
             "SELECT count(*) AS n FROM lgos_background_responses WHERE id = %s",
             (response_id,),
@@ -271,12 +256,11 @@ async def test_setup_migrates_an_existing_background_table_in_place(
             '\'{"response_id": "resp_old", "scope": "alice", "body": {}}\', '
             '\'{"id": "resp_old", "status": "completed"}\')'
         )
-    pool = AsyncConnectionPool(empty_database, open=False, kwargs=POOL_KWARGS)
-    await pool.open(wait=True)
-    migrated = PostgresResponseStore(pool)
+    backend = PostgresBackend(empty_database)
+    migrated = backend.responses
     try:
-        await migrated.setup()
-        await migrated.setup()  # idempotent
+        await backend.setup()
+        await backend.setup()  # idempotent
         kept = _response()
         await migrated.save("alice", kept, _items("after the migration"))
 
@@ -288,5 +272,4 @@ async def test_setup_migrates_an_existing_background_table_in_place(
         assert await migrated.job("resp_old") is not None
         assert await migrated.get(kept["id"], "alice") == kept
     finally:
-        await migrated._listener.close()
-        await pool.close()
+        await backend.close()

@@ -1,5 +1,5 @@
 """PostgreSQL's response store writes the saves made at once together
-(``background/postgres/saves.py``): fewer statements, the same rows, and a
+(``backends/postgres/saves.py``): fewer statements, the same rows, and a
 failing or abandoned save changes nothing for the others."""
 
 from __future__ import annotations
@@ -8,20 +8,19 @@ import asyncio
 
 import psycopg
 import pytest
-from langgraph_openai_serve.background.postgres.store import PostgresResponseStore
 from test_response_store import _items, _response
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def store(postgres_pool_factory):
-    postgres = PostgresResponseStore(await postgres_pool_factory())
-    await postgres.setup()
-    async with await postgres.connection() as conn:
-        await conn.execute("TRUNCATE lgos_background_responses CASCADE")
-    yield postgres
-    await postgres.close()
+async def backend(postgres_backend_factory):
+    return await postgres_backend_factory(queue=False)
+
+
+@pytest.fixture
+def store(backend):
+    return backend.responses
 
 
 async def _transactions(pool) -> int:
@@ -35,7 +34,7 @@ async def _transactions(pool) -> int:
     return int(row["n"])
 
 
-async def test_saves_made_at_once_are_all_kept_in_two_statements(store):
+async def test_saves_made_at_once_are_all_kept_in_two_statements(store, backend):
     saves = [(_response(text=f"answer {n}"), _items(f"q{n}")) for n in range(12)]
 
     await asyncio.gather(*(store.save("alice", r, items) for r, items in saves))
@@ -45,7 +44,7 @@ async def test_saves_made_at_once_are_all_kept_in_two_statements(store):
         assert await store.input_items(response["id"], "alice") == items
     # The first save is written at once; the eleven made while it was being
     # written wait for it and go together in the next statement.
-    assert await _transactions(store.pool) == 2
+    assert await _transactions(backend.pool) == 2
 
 
 async def test_a_failing_save_made_beside_others_fails_alone(store):
@@ -68,7 +67,7 @@ async def test_a_failing_save_made_beside_others_fails_alone(store):
 
 
 async def test_a_save_whose_caller_left_while_it_waited_is_still_kept(
-    store, postgres_pool_factory
+    store, postgres_backend_factory
 ):
     first, second = _response(), _response()
     writing = asyncio.create_task(store.save("alice", first, _items("q")))
@@ -79,6 +78,5 @@ async def test_a_save_whose_caller_left_while_it_waited_is_still_kept(
     await writing
     await store.close()  # waits for the saves still queued
 
-    reader = PostgresResponseStore(await postgres_pool_factory())
+    reader = (await postgres_backend_factory(queue=False)).responses
     assert await reader.get(second["id"], "alice") == second
-    await reader.close()

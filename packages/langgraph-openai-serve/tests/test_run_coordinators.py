@@ -1,5 +1,6 @@
-"""Run coordinators: one conformance suite for every backend, then the
-PostgreSQL coordinator's own guarantees, on a real server."""
+"""Run coordinators: one conformance suite for every backend (each backend's
+``run_coordinator()``), then the PostgreSQL coordinator's own guarantees, on
+a real server."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ import anyio
 import psycopg
 import pytest
 from langgraph_openai_serve.graph.coordination import (
-    InMemoryRunCoordinator,
     RunCoordinator,
 )
 from langgraph_openai_serve.graph.errors import (
@@ -46,14 +46,10 @@ def new_key() -> str:
     return f"lgos-test-{uuid.uuid4().hex}"
 
 
-@pytest.fixture(params=["memory", "postgres"])
-async def coordinator(
-    request: pytest.FixtureRequest, postgres_pool_factory: PoolFactory
-) -> RunCoordinator:
-    if request.param == "memory":
-        return InMemoryRunCoordinator()
-    pool = await postgres_pool_factory(max_size=4)
-    return PostgresRunCoordinator(pool, max_concurrent_leases=3)
+@pytest.fixture
+def coordinator(backend) -> RunCoordinator:
+    """The run coordinator of each backend (``backend_fixtures.py``)."""
+    return backend.run_coordinator(max_concurrent_leases=3)
 
 
 # --- conformance: every coordinator ---------------------------------------

@@ -23,17 +23,16 @@ import uvicorn
 from fastapi import FastAPI
 from pydantic import ValidationError
 
-from langgraph_openai_serve.background.build import postgres_store
-from langgraph_openai_serve.background.retention import delete_expired
-from langgraph_openai_serve.background.worker import run_worker
-from langgraph_openai_serve.batches.postgres import PostgresBatchStore
+from langgraph_openai_serve.backends.choice import backend_for, postgres_backend
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.logs import configure_logging
 from langgraph_openai_serve.observability.exposition import MULTIPROCESS_ENV
 from langgraph_openai_serve.operations.drain import drain_on_sigterm
 from langgraph_openai_serve.operations.health_port import HealthPortError
-from langgraph_openai_serve.server import LanggraphOpenaiServe, postgres_background
+from langgraph_openai_serve.responses.retention import delete_expired
+from langgraph_openai_serve.server import LanggraphOpenaiServe
 from langgraph_openai_serve.settings import Settings
+from langgraph_openai_serve.worker import run_worker
 
 _FLAGS = {
     "registry": "LGOS_REGISTRY",
@@ -104,17 +103,14 @@ def _bound_server() -> LanggraphOpenaiServe:
 
 
 async def setup_database() -> None:
-    """Create (or migrate) LGOS's response and batch tables,
-    procrastinate's schema and the checkpoint tables of durable background
-    runs."""
-    settings = Settings()
-    runtime = postgres_background(settings)
-    await runtime.store.setup()  # type: ignore[attr-defined]
-    await PostgresBatchStore(runtime.store).setup()
-    await runtime.backend.setup()  # type: ignore[attr-defined]
-    await runtime.checkpointer().setup()  # type: ignore[union-attr]
-    await runtime.backend.stop()
-    await runtime.store.close()  # type: ignore[attr-defined]
+    """Create (or migrate) everything the PostgreSQL backend keeps: LGOS's
+    tables, procrastinate's schema and the checkpoint tables of durable
+    background runs."""
+    backend = postgres_backend(Settings(), "lgos db-setup")
+    try:
+        await backend.setup()
+    finally:
+        await backend.close()
 
 
 async def cleanup_responses() -> int:
@@ -126,11 +122,11 @@ async def cleanup_responses() -> int:
             "lgos responses-cleanup: LGOS_RESPONSE_STORE is not 'postgres' (a "
             "memory store lives in its server, which cleans it every hour)."
         )
-    store = postgres_store(settings, "LGOS_RESPONSE_STORE=postgres")
+    backend = backend_for(settings)
     try:
-        return await delete_expired(store, settings.RESPONSE_RETENTION)
+        return await delete_expired(backend.responses, settings.RESPONSE_RETENTION)
     finally:
-        await store.close()
+        await backend.close()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -190,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             os.environ["LGOS_WORKER_HEALTH_PORT"] = str(args.health_port)
         try:
             with contextlib.suppress(KeyboardInterrupt):
-                asyncio.run(run_worker(_bound_server()))
+                asyncio.run(run_worker(_bound_server().services))
         except HealthPortError as exc:
             sys.stderr.write(f"lgos worker: {exc}\n")
             raise SystemExit(1) from None

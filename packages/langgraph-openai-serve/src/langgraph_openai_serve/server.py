@@ -6,79 +6,41 @@ import asyncio
 import contextlib
 import logging
 import re
-import time
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from importlib.metadata import version
+from functools import cached_property
 from typing import Any
 
 from fastapi import FastAPI
-from starlette.middleware.cors import CORSMiddleware
 from starlette.routing import Mount
 
-from langgraph_openai_serve.background.build import (
-    conversation_store,
-    postgres_background,
-    readiness_checks,
-    response_store,
-)
-from langgraph_openai_serve.background.memory import (
-    InMemoryResponseStore,
-    InProcessBackend,
-)
-from langgraph_openai_serve.background.protocol import BackgroundBackend, ResponseStore
-from langgraph_openai_serve.background.retention import sweep_forever
-from langgraph_openai_serve.batches.build import batch_runtime
-from langgraph_openai_serve.batches.dispatch import LineDispatcher
+from langgraph_openai_serve.backends.memory import MemoryBackend
+from langgraph_openai_serve.backends.memory.responses import InMemoryResponseStore
+from langgraph_openai_serve.backends.protocol import Backend
 from langgraph_openai_serve.batches.expiry import expire_forever
-from langgraph_openai_serve.batches.runtime import BatchRuntime
-from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.host import HostApp
-from langgraph_openai_serve.integrations.langfuse import (
-    langfuse_callbacks,
-    require_langfuse,
-)
-from langgraph_openai_serve.observability.exposition import MetricsSource
-from langgraph_openai_serve.observability.observer import Observer
-from langgraph_openai_serve.observability.queue import QueueProbe
-from langgraph_openai_serve.observability.tracing import build_tracer
-from langgraph_openai_serve.openai import health
-from langgraph_openai_serve.openai.batches import routes as batch_routes
-from langgraph_openai_serve.openai.batches.schemas import BatchCreateRequest
-from langgraph_openai_serve.openai.chat import routes as chat_routes
-from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
-from langgraph_openai_serve.openai.context import RequestContextMiddleware
-from langgraph_openai_serve.openai.conversations import routes as conversation_routes
-from langgraph_openai_serve.openai.errors import (
-    install_error_handlers,
-    install_http_error_handler,
-)
-from langgraph_openai_serve.openai.models import routes as model_routes
-from langgraph_openai_serve.openai.request_body import BodyLimits, document_bodies
-from langgraph_openai_serve.openai.responses import routes as response_routes
-from langgraph_openai_serve.openai.responses import stored as stored_routes
-from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
-from langgraph_openai_serve.openai.state import (
-    BackgroundRuntime,
-    CheckpointScope,
-    ServeState,
-    no_callbacks,
-)
+from langgraph_openai_serve.jobs.protocol import JobQueue
+from langgraph_openai_serve.openai.app import install_openai
+from langgraph_openai_serve.openai.errors import install_http_error_handler
+from langgraph_openai_serve.openai.state import CheckpointScope
 from langgraph_openai_serve.openai.tenancy import scope_resolver
 from langgraph_openai_serve.operations import routes as operations_routes
 from langgraph_openai_serve.operations.lifecycle import Lifecycle
-from langgraph_openai_serve.operations.readiness import Readiness
-from langgraph_openai_serve.routing import add_routes
+from langgraph_openai_serve.responses.retention import sweep_forever
+from langgraph_openai_serve.services import (
+    TITLE,
+    Services,
+    build_services,
+    library_version,
+)
 from langgraph_openai_serve.settings import Settings, normalize_prefix
-from langgraph_openai_serve.webhooks.build import webhooks_for
 from langgraph_openai_serve.webhooks.service import Webhooks
 
-__all__ = ["LanggraphOpenaiServe", "postgres_background"]
+__all__ = ["LanggraphOpenaiServe"]
 
 logger = logging.getLogger("langgraph_openai_serve")
-
-_TITLE = "LangGraph OpenAI Serve"
 
 
 class LanggraphOpenaiServe:
@@ -89,6 +51,11 @@ class LanggraphOpenaiServe:
     factories are resolved, and configuration errors raised, at startup.
     ``checkpoint_scope`` defaults to ``LGOS_CHECKPOINT_SCOPE``: unset, each
     API key's principal is its own scope (``openai/tenancy.py``).
+
+    ``backend`` keeps what the deployment keeps (``langgraph_openai_serve.
+    backends``); by default the one the settings choose. ``response_store``
+    and ``background_backend`` are deprecated: a memory backend with that
+    store (an ``InMemoryResponseStore``) or that job queue.
 
     The host app also gets the operations routes outside the prefix
     (``GET /health/live``, ``GET /health/ready``; ``operations/routes.py``),
@@ -108,8 +75,9 @@ class LanggraphOpenaiServe:
         checkpoint_scope: CheckpointScope | None = None,
         *,
         settings: Settings | None = None,
-        response_store: ResponseStore | None = None,
-        background_backend: BackgroundBackend | None = None,
+        backend: Backend | None = None,
+        response_store: InMemoryResponseStore | None = None,
+        background_backend: JobQueue | None = None,
         tracer_provider: Any = None,
     ) -> None:
         if not isinstance(graphs, GraphRegistry):
@@ -117,7 +85,9 @@ class LanggraphOpenaiServe:
         self.graph_registry = graphs
         self.settings = settings if settings is not None else Settings()
         self._owns_app = app is None
-        self.app = app if app is not None else HostApp(title=_TITLE, version=_version())
+        self.app = (
+            app if app is not None else HostApp(title=TITLE, version=library_version())
+        )
         # Secure by default: each API key's principal is its own scope.
         self.checkpoint_scope: CheckpointScope = checkpoint_scope or scope_resolver(
             self.settings.CHECKPOINT_SCOPE
@@ -125,15 +95,31 @@ class LanggraphOpenaiServe:
         self._openai_app: FastAPI | None = None
         self.lifecycle = Lifecycle()
         """Starting, serving, draining or stopped: what ``/health/ready`` says."""
-        self.webhooks: Webhooks | None = None
-        # Background Responses default to this process (memory store, tasks).
-        self.response_store = response_store
-        self.background_backend = background_backend
+        self._backend = _memory_overrides(backend, response_store, background_backend)
+        self._background = background_backend is not None
         self.tracer_provider = tracer_provider
         # Host integrations can find the registry and the scope resolver
         # without the mounted sub-app.
         self.app.state.graph_registry = graphs
         self.app.state.checkpoint_scope = self.checkpoint_scope
+
+    @cached_property
+    def services(self) -> Services:
+        """Everything the server runs on, built once (on first use: binding
+        builds them)."""
+        return build_services(
+            self.settings,
+            self.graph_registry,
+            self.checkpoint_scope,
+            lifecycle=self.lifecycle,
+            backend=self._backend,
+            background=self._background,
+            tracer_provider=self.tracer_provider,
+        )
+
+    @property
+    def webhooks(self) -> Webhooks | None:
+        return self.services.webhooks
 
     @property
     def openai_app(self) -> FastAPI:
@@ -146,90 +132,22 @@ class LanggraphOpenaiServe:
         """Mount the OpenAI routes at ``prefix`` (``LGOS_OPENAI_API_PREFIX``)."""
         if self._openai_app is not None:
             raise RuntimeError("the OpenAI API is already bound")
+        settings = self.settings
         mount_at = (
             normalize_prefix(prefix)
             if prefix is not None
-            else self.settings.OPENAI_API_PREFIX
+            else settings.OPENAI_API_PREFIX
         )
-        settings = self.settings
-        if settings.ENABLE_LANGFUSE:
-            require_langfuse()
-        openai_app = FastAPI(title=_TITLE, version=_version(), **settings.docs_kwargs())
-        responses = self._response_store()
-        background = self._background_runtime(responses)
-        batches = batch_runtime(settings, self.graph_registry, background)
-        batches.dispatcher = LineDispatcher(openai_app)
-        observer = Observer.build(
-            metrics=settings.METRICS_ENABLED,
-            tracer=build_tracer(self.tracer_provider),
+        services = self.services
+        install_openai(
+            services.openai_app,
+            api_keys=settings.api_keys(),
+            observer=services.observer,
+            cors_origins=settings.CORS_ORIGINS,
+            keeps_responses=services.state.responses is not None,
         )
-        webhooks = self.webhooks = webhooks_for(settings, background)
-        if webhooks is not None:
-            batches.announce = webhooks.announce
-            if background is not None:
-                background.announce = webhooks.announce
-        openai_app.state.lgos = ServeState(
-            registry=self.graph_registry,
-            checkpoint_scope=self.checkpoint_scope,
-            ping_interval=settings.SSE_PING_INTERVAL,
-            created=int(time.time()),
-            body_limits=BodyLimits(settings.MAX_REQUEST_BYTES, settings.MAX_JSON_DEPTH),
-            run_timeout=settings.RUN_TIMEOUT,
-            callbacks=langfuse_callbacks if settings.ENABLE_LANGFUSE else no_callbacks,
-            chat_status_as_reasoning=settings.CHAT_STATUS_AS_REASONING,
-            background=background,
-            responses=responses,
-            conversations=conversation_store(responses),
-            conversation_lease=settings.CONVERSATION_LOCK_SECONDS,
-            batches=batches,
-            lifecycle=self.lifecycle,
-            observer=observer,
-        )
-        routers = (
-            model_routes.router,
-            chat_routes.router,
-            response_routes.router,
-            stored_routes.router,
-            conversation_routes.router,
-            batch_routes.router,
-            health.router,
-        )
-        install_error_handlers(
-            openai_app, [route for router in routers for route in router.routes]
-        )
-        operations_routes.install(
-            self.app,
-            Readiness(
-                self.lifecycle,
-                readiness_checks(responses, openai_app.state.lgos.background),
-            ),
-            MetricsSource(queue_probe(background))
-            if settings.METRICS_ENABLED
-            else None,
-        )
-        # Added last = outermost: CORS answers preflights before auth runs.
-        openai_app.add_middleware(
-            RequestContextMiddleware, api_keys=settings.api_keys(), observer=observer
-        )
-        if settings.CORS_ORIGINS:
-            openai_app.add_middleware(
-                CORSMiddleware,
-                allow_origins=settings.CORS_ORIGINS,
-                allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
-                allow_headers=["*"],
-                expose_headers=["X-Request-ID"],
-            )
-        for router in routers:
-            add_routes(openai_app, router)
-        document_bodies(
-            openai_app,
-            ChatCompletionRequest,
-            ResponseCreateRequest,
-            *conversation_routes.BODY_MODELS,
-            BatchCreateRequest,
-            adjust=_allow_store if responses is not None else None,
-        )
-        mount = Mount(mount_at, app=openai_app, name="openai")
+        operations_routes.install(self.app, services.readiness, services.metrics)
+        mount = Mount(mount_at, app=services.openai_app, name="openai")
         # Starlette's ``.*`` stops at a newline: ``/v1/models/a%0Ab`` would
         # miss the mount and get the host's plain 404.
         mount.path_regex = re.compile(mount.path_regex.pattern, re.DOTALL)
@@ -239,8 +157,10 @@ class LanggraphOpenaiServe:
         if self._owns_app:
             # The host is ours: its 404 and 405 answer with the envelope too.
             install_http_error_handler(self.app)
-        self._wrap_lifespan(responses, batches)
-        self._openai_app = openai_app
+        self.app.router.lifespan_context = _lifespan(
+            self.app.router.lifespan_context, services
+        )
+        self._openai_app = services.openai_app
         logger.info(
             "lgos.bound prefix=%s graphs=%d",
             mount_at,
@@ -248,100 +168,63 @@ class LanggraphOpenaiServe:
         )
         return self
 
-    def _response_store(self) -> ResponseStore | None:
-        """The store that keeps Responses: ``None`` unless
-        ``LGOS_RESPONSE_STORE`` is set; a ``response_store`` passed in code
-        is the one used then."""
-        if self.settings.RESPONSE_STORE is None:
-            return None
-        return self.response_store or response_store(self.settings)
-
-    def _background_runtime(
-        self, responses: ResponseStore | None
-    ) -> BackgroundRuntime | None:
-        # The PostgreSQL queue also carries batches: a deployment that names
-        # it gets it whether or not a graph runs in the background.
-        wanted = self.settings.BACKGROUND_BACKEND == "postgres" or any(
-            config.supports(GraphFeature.BACKGROUND)
-            for config in self.graph_registry.registry.values()
-        )
-        if not wanted and self.background_backend is None:
-            return None
-        store = responses or self.response_store
-        if self.background_backend is not None:
-            return BackgroundRuntime(
-                store=store or InMemoryResponseStore(),
-                backend=self.background_backend,
-                max_attempts=self.settings.BACKGROUND_MAX_ATTEMPTS,
-            )
-        settings = self.settings
-        if settings.BACKGROUND_BACKEND == "postgres":
-            return postgres_background(settings, responses)
-        return BackgroundRuntime(
-            store=store or InMemoryResponseStore(),
-            backend=InProcessBackend(settings.BACKGROUND_CONCURRENCY),
-            max_attempts=settings.BACKGROUND_MAX_ATTEMPTS,
-        )
-
-    def _wrap_lifespan(
-        self, responses: ResponseStore | None, batches: BatchRuntime
-    ) -> None:
-        host_lifespan = self.app.router.lifespan_context
-        registry = self.graph_registry
-        retention = self.settings.RESPONSE_RETENTION
-        lifecycle = self.lifecycle
-
-        @asynccontextmanager
-        async def lifespan(app: Any) -> AsyncIterator[Any]:
-            await registry.resolve_all()
-            lifecycle.start()
-            sweepers = []
-            if responses is not None:
-                sweepers.append(
-                    asyncio.create_task(sweep_forever(responses, retention))
-                )
-            if batches.files is not None:  # batches can exist
-                sweepers.append(asyncio.create_task(expire_forever(batches)))
-            try:
-                context: AbstractAsyncContextManager[Any] = host_lifespan(app)
-                async with context as state:
-                    yield state
-            finally:
-                lifecycle.stop()
-                await self.close()
-                for sweeper in sweepers:
-                    sweeper.cancel()
-                    with contextlib.suppress(asyncio.CancelledError):
-                        await sweeper
-
-        self.app.router.lifespan_context = lifespan
-
     async def close(self) -> None:
-        """Let go of what batches and webhooks hold (HTTP clients, tasks of
-        this process); the app's lifespan does it on shutdown."""
-        if self._openai_app is None:
-            return
-        batches = self._openai_app.state.lgos.batches
-        if batches is not None:
-            await batches.queue.stop()
-            if batches.files is not None:
-                await batches.files.close()
-        if self.webhooks is not None:
-            await self.webhooks.sender.stop()
+        """Stop this process's jobs and let go of what batches and webhooks
+        hold (HTTP clients); the app's lifespan does it on shutdown."""
+        if self._openai_app is not None:
+            await self.services.close()
 
 
-def queue_probe(runtime: BackgroundRuntime | None) -> QueueProbe | None:
-    """What reads the background queue at scrape time, if there is one."""
-    if runtime is None:
-        return None
-    probe: QueueProbe | None = getattr(runtime.backend, "queue_stats", None)
-    return probe
+def _memory_overrides(
+    backend: Backend | None,
+    responses: InMemoryResponseStore | None,
+    jobs: JobQueue | None,
+) -> Backend | None:
+    """The backend the deprecated ``response_store`` and
+    ``background_backend`` arguments describe."""
+    if responses is None and jobs is None:
+        return backend
+    warnings.warn(
+        "response_store= and background_backend= are deprecated: pass "
+        "backend=MemoryBackend(responses=..., jobs=...) instead",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    if backend is not None:
+        raise TypeError("pass either backend= or response_store=/background_backend=")
+    return MemoryBackend(responses=responses, jobs=jobs)
 
 
-def _allow_store(schema: dict[str, Any]) -> None:
-    """A server that keeps Responses accepts ``store: true``."""
-    schema["ResponseCreateRequest"]["properties"]["store"].pop("enum", None)
+def _lifespan(host_lifespan: Any, services: Services) -> Any:
+    """The host's lifespan inside LGOS's: graphs resolved and the process
+    serving before the host starts; the sweepers of kept Responses and
+    expired batches while it runs; this process's jobs stopped after."""
+    settings = services.settings
+    state = services.state
 
+    @asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[Any]:
+        await state.registry.resolve_all()
+        services.lifecycle.start()
+        sweepers = []
+        if state.responses is not None:
+            sweepers.append(
+                asyncio.create_task(
+                    sweep_forever(state.responses, settings.RESPONSE_RETENTION)
+                )
+            )
+        if state.batches is not None and state.batches.files is not None:
+            sweepers.append(asyncio.create_task(expire_forever(state.batches)))
+        try:
+            context: AbstractAsyncContextManager[Any] = host_lifespan(app)
+            async with context as host_state:
+                yield host_state
+        finally:
+            services.lifecycle.stop()
+            await services.close()
+            for sweeper in sweepers:
+                sweeper.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await sweeper
 
-def _version() -> str:
-    return version("langgraph-openai-serve")
+    return lifespan

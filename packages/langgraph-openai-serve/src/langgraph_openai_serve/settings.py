@@ -155,6 +155,10 @@ class Settings(BaseSettings):
     BATCH_CONCURRENCY: int = Field(default=4, ge=1)
     """Requests of one batch running at once, over all workers, so one large
     batch leaves room for interactive background runs."""
+    BATCH_MAX_LINES: int = Field(default=50_000, ge=1)
+    """Most requests one batch's input file may hold (OpenAI's limit)."""
+    BATCH_MAX_INPUT_BYTES: int = Field(default=200 * 1024 * 1024, ge=1)
+    """Largest input file a batch reads, in bytes (OpenAI's 200 MB)."""
     BATCH_LINES_PER_JOB: int = Field(default=25, ge=1)
     """Requests one queue job runs in turn (a batch is cut into such jobs)."""
     BATCH_COMPLETION_WINDOW: dt.timedelta = Field(default=dt.timedelta(hours=24))

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Message
 
-from langgraph_openai_serve.openai.auth import INTERNAL_SCOPE_KEY
-
 _API_PREFIX = "/v1"
+INTERNAL_SCOPE_KEY = "lgos_internal_scope"
+"""Set in the ASGI scope's state by an in-process caller (a batch line) to
+the scope the request runs in; no network request can set it, so such a
+request needs no API key (``openai/auth.py`` reads it)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,11 +33,6 @@ async def expire_overdue(runtime: BatchRuntime) -> list[str]:
     overdue = await runtime.store.overdue(time.time())
     if not overdue:
         return moved
-    from langgraph_openai_serve.batches.steps import run_step
-
-    # The finalize step goes on the queue: this process may not have
-    # opened it yet (an API process that created no batch).
-    await runtime.ensure_started(lambda step: run_step(runtime, step))
     for batch_id in overdue:
         if await finalize_as(runtime, batch_id, "expired", before=_OPEN):
             logger.info("batch.expired batch=%s", batch_id)

@@ -42,7 +42,7 @@ async def finalize_as(
         before,
         {"status": "finalizing", "finalizing_at": int(time.time())},
         ending=ending,
-        enqueue=lambda transaction: runtime.queue.defer([step], transaction),
+        enqueue=lambda transaction: runtime.defer([step], transaction),
     )
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from langgraph_openai_serve.batches.objects import batch_error
 from langgraph_openai_serve.batches.protocol import BatchLine
-from langgraph_openai_serve.openai.compact_json import dumps
+from langgraph_openai_serve.compact_json import dumps
 
 MAX_LINES = 50_000
 MAX_BYTES = 200 * 1024 * 1024

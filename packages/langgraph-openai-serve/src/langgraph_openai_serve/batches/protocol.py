@@ -7,7 +7,8 @@ line runs (a worker lost mid-line runs it again), its ``custom_id`` appears
 exactly once across the output and error files, which are written from the
 store when the batch ends.
 
-Work moves as ``BatchStep`` jobs on a ``BatchQueue``: one ``validate``, then
+Work moves as ``BatchStep`` jobs on the job queue (``jobs.py``): one
+``validate``, then
 ``chunk`` steps (each runs a run of consecutive lines, one at a time; at most
 ``concurrency`` of a batch are queued or running at once, each handing on to
 the next), then one ``finalize``. Steps are idempotent, so the queue may run
@@ -196,15 +197,3 @@ class BatchStore(Protocol):
         """Batches still ``validating`` or ``in_progress`` whose window ended
         at or before ``now`` (Unix seconds), oldest first, up to a page."""
         ...
-
-
-class BatchQueue(Protocol):
-    """Runs steps with the handler given to ``start``."""
-
-    async def start(self, handler: Callable[[BatchStep], Awaitable[None]]) -> None: ...
-
-    async def stop(self) -> None: ...
-
-    async def defer(
-        self, steps: Sequence[BatchStep], transaction: Any = None
-    ) -> None: ...

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from langgraph_openai_serve.batches.dispatch import LineDispatcher
 from langgraph_openai_serve.batches.files import FilesClient
 from langgraph_openai_serve.batches.input import Limits
-from langgraph_openai_serve.batches.protocol import BatchQueue, BatchStep, BatchStore
+from langgraph_openai_serve.batches.jobs import defer_steps
+from langgraph_openai_serve.batches.protocol import BatchStep, BatchStore
+from langgraph_openai_serve.jobs.protocol import JobQueue
 from langgraph_openai_serve.webhooks.protocol import Announce, announce_nothing
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class BatchRuntime:
     store: BatchStore
-    queue: BatchQueue
+    jobs: JobQueue
+    """The deployment's queue: the steps are jobs of ``jobs.TASK_NAME``."""
     files: FilesClient | None
     """``None``: the deployment set no Files API (``LGOS_BATCH_FILES_URL``)."""
+    dispatcher: LineDispatcher
+    """Runs a line through the OpenAI app."""
     known_model: Callable[[str], bool]
     concurrency: int = 4
     """Chunks of one batch queued or running at once."""
@@ -30,17 +35,7 @@ class BatchRuntime:
     expiry_check_interval: float = 30.0
     """Seconds between two sweeps for open batches past their window."""
     announce: Announce = announce_nothing
-    dispatcher: LineDispatcher | None = None
-    """Set when the OpenAI app is bound."""
-    started: bool = False
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
-    async def ensure_started(
-        self, handler: Callable[[BatchStep], Awaitable[None]]
-    ) -> None:
-        if self.started:
-            return
-        async with self.lock:
-            if not self.started:
-                await self.queue.start(handler)
-                self.started = True
+    async def defer(self, steps: Sequence[BatchStep], transaction: Any = None) -> None:
+        """Queue ``steps`` inside the store's ``transaction`` when given."""
+        await defer_steps(self.jobs, steps, transaction)

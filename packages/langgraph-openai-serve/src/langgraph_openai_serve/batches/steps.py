@@ -38,9 +38,9 @@ from langgraph_openai_serve.batches.protocol import (
     StoredBatch,
 )
 from langgraph_openai_serve.batches.runtime import BatchRuntime
+from langgraph_openai_serve.compact_json import dumps
+from langgraph_openai_serve.error_envelope import INTERNAL_ERROR_MESSAGE, error_body
 from langgraph_openai_serve.graph.errors import InvalidRequestError
-from langgraph_openai_serve.openai.compact_json import dumps
-from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE, error_body
 
 logger = logging.getLogger("langgraph_openai_serve")
 
@@ -63,7 +63,6 @@ async def create(
             "(LGOS_BATCH_FILES_URL is not set).",
             param="input_file_id",
         )
-    await runtime.ensure_started(lambda step: run_step(runtime, step))
     batch = new_batch(
         endpoint=endpoint,
         input_file_id=input_file_id,
@@ -73,7 +72,7 @@ async def create(
     )
     step = BatchStep("validate", batch["id"])
     await runtime.store.create(
-        scope, batch, lambda transaction: runtime.queue.defer([step], transaction)
+        scope, batch, lambda transaction: runtime.defer([step], transaction)
     )
     created = await runtime.store.get(batch["id"], scope)
     assert created is not None
@@ -90,13 +89,12 @@ async def cancel(runtime: BatchRuntime, batch_id: str, scope: str) -> dict[str, 
     current = await runtime.store.get(batch_id, scope)
     if current is None:
         raise BatchNotFoundError(batch_id)
-    await runtime.ensure_started(lambda step: run_step(runtime, step))
     step = BatchStep("finalize", batch_id)
     moved = await runtime.store.transition(
         batch_id,
         _CANCELLABLE,
         {"status": "cancelling", "cancelling_at": int(time.time())},
-        enqueue=lambda transaction: runtime.queue.defer([step], transaction),
+        enqueue=lambda transaction: runtime.defer([step], transaction),
     )
     after = await runtime.store.get(batch_id, scope)
     assert after is not None
@@ -217,7 +215,7 @@ async def _fail(
 async def _claim(runtime: BatchRuntime, batch_id: str, most: int) -> None:
     async def enqueue(transaction: Any, numbers: list[int]) -> None:
         steps = [BatchStep("chunk", batch_id, number) for number in numbers]
-        await runtime.queue.defer(steps, transaction)
+        await runtime.defer(steps, transaction)
 
     await runtime.store.claim_chunks(batch_id, most, enqueue)
 
@@ -279,7 +277,6 @@ async def _run_watched(
 async def _run_line(
     runtime: BatchRuntime, stored: StoredBatch, line: BatchLine
 ) -> LineResult:
-    assert runtime.dispatcher is not None, "the OpenAI app is not bound"
     try:
         answer = await runtime.dispatcher.post(
             stored.batch["endpoint"], line.body.encode(), stored.scope

@@ -5,11 +5,9 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
+from langgraph_openai_serve.batches.dispatch import INTERNAL_SCOPE_KEY
+
 PRINCIPAL_STATE_KEY = "lgos_principal"
-INTERNAL_SCOPE_KEY = "lgos_internal_scope"
-"""Set in the ASGI scope's state by an in-process caller (a batch line) to
-the scope the request runs in; no network request can set it, so such a
-request needs no API key."""
 
 
 def bearer_token(authorization: str | None) -> str | None:

@@ -21,17 +21,14 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from langgraph_openai_serve.api_keys import ApiKeys
+from langgraph_openai_serve.batches.dispatch import INTERNAL_SCOPE_KEY
 from langgraph_openai_serve.observability.http import route_template
 from langgraph_openai_serve.observability.observer import NO_OBSERVER, Observer
 from langgraph_openai_serve.observability.tracing import (
     end_server_span,
     start_server_span,
 )
-from langgraph_openai_serve.openai.auth import (
-    INTERNAL_SCOPE_KEY,
-    PRINCIPAL_STATE_KEY,
-    bearer_token,
-)
+from langgraph_openai_serve.openai.auth import PRINCIPAL_STATE_KEY, bearer_token
 from langgraph_openai_serve.openai.errors import error_response, logger, response_for
 
 access_logger = logging.getLogger("langgraph_openai_serve.access")

@@ -34,7 +34,7 @@ the status, ``code`` and ``[param]`` each answers (``type`` is
     ├── PoolTimeout (psycopg_pool)        503 server_busy, Retry-After
     └── any other exception               500 server_error, details only logged
 
-The table below names the module (``graph``, ``background``, ``batches``,
+The table below names the module (``graph``, ``responses``, ``batches``,
 ``conversations``: their ``errors.py``) each LGOS error lives in.
 """
 
@@ -43,7 +43,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -52,26 +51,19 @@ from starlette.exceptions import HTTPException
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Route
 
-from langgraph_openai_serve.background import errors as background
 from langgraph_openai_serve.batches import errors as batches
+from langgraph_openai_serve.compact_json import json_response
 from langgraph_openai_serve.conversations import errors as conversations
+from langgraph_openai_serve.error_envelope import INTERNAL_ERROR_MESSAGE, error_body
 from langgraph_openai_serve.graph import errors as graph
-from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.validation import message_and_param
+from langgraph_openai_serve.responses import errors as responses
 
 logger = logging.getLogger("langgraph_openai_serve")
 
-INTERNAL_ERROR_MESSAGE = "Internal server error"
 RETRY_AFTER_SECONDS = "1"
 # A 404 and a 405 answer in these words, whatever detail the exception carries.
 _HTTP_MESSAGES = {404: "Not found.", 405: "Method not allowed."}
-
-
-def error_body(
-    message: str, type_: str, *, param: str | None = None, code: str | None = None
-) -> dict[str, Any]:
-    """The OpenAI error envelope as a plain dict."""
-    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
 
 
 def error_response(
@@ -109,11 +101,11 @@ _TABLE: dict[type[Exception], _Envelope] = {
     graph.PausedRunNotFoundError: _Envelope(
         404, "response_not_found", "previous_response_id"
     ),
-    background.ResponseNotFoundError: _Envelope(404, "response_not_found"),
-    background.PreviousResponseNotFoundError: _Envelope(
+    responses.ResponseNotFoundError: _Envelope(404, "response_not_found"),
+    responses.PreviousResponseNotFoundError: _Envelope(
         404, "previous_response_not_found", "previous_response_id"
     ),
-    background.ResponseInProgressError: _Envelope(409, "response_in_progress"),
+    responses.ResponseInProgressError: _Envelope(409, "response_in_progress"),
     conversations.ConversationNotFoundError: _Envelope(404, "conversation_not_found"),
     batches.BatchNotFoundError: _Envelope(404, "batch_not_found"),
     conversations.RequestConversationNotFoundError: _Envelope(
@@ -123,7 +115,7 @@ _TABLE: dict[type[Exception], _Envelope] = {
     conversations.ConversationLockedError: _Envelope(
         400, "conversation_locked", "conversation"
     ),
-    background.IdempotencyKeyReusedError: _Envelope(
+    responses.IdempotencyKeyReusedError: _Envelope(
         422, "idempotency_key_reused", "Idempotency-Key"
     ),
     ContextOverflowError: _Envelope(400, "context_length_exceeded"),

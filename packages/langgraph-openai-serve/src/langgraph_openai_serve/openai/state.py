@@ -1,22 +1,15 @@
-"""What every OpenAI route needs from the server, set once at binding."""
+"""What every OpenAI route needs from the server, built once with the
+deployment's services (``services.py``)."""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from fastapi import Request
 from langchain_core.callbacks import BaseCallbackHandler
-from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from langgraph_openai_serve.background.protocol import (
-    BackgroundBackend,
-    Executor,
-    ResponseStore,
-)
 from langgraph_openai_serve.batches.runtime import BatchRuntime
 from langgraph_openai_serve.conversations.protocol import ConversationStore
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
@@ -25,7 +18,8 @@ from langgraph_openai_serve.observability.observer import NO_OBSERVER, Observer
 from langgraph_openai_serve.openai.auth import internal_scope
 from langgraph_openai_serve.openai.request_body import BodyLimits
 from langgraph_openai_serve.operations.lifecycle import Lifecycle
-from langgraph_openai_serve.webhooks.protocol import Announce, announce_nothing
+from langgraph_openai_serve.responses.protocol import ResponseStore
+from langgraph_openai_serve.responses.runtime import BackgroundRuntime
 
 CheckpointScope = Callable[[Request], str | Awaitable[str]]
 RunCallbacks = Callable[[], tuple[BaseCallbackHandler, ...]]
@@ -33,41 +27,6 @@ RunCallbacks = Callable[[], tuple[BaseCallbackHandler, ...]]
 
 def no_callbacks() -> tuple[BaseCallbackHandler, ...]:
     return ()
-
-
-@dataclass(slots=True)
-class BackgroundRuntime:
-    """The store and backend of background Responses, started lazily."""
-
-    store: ResponseStore
-    backend: BackgroundBackend
-    max_attempts: int = 3
-    """Runs of one job that may be lost with their workers before its
-    Response fails."""
-    checkpointer_factory: Callable[[], BaseCheckpointSaver[Any]] | None = None
-    """Builds the backend's checkpointer (PostgreSQL's) for durable runs of
-    graphs without their own; ``None``: background runs are not durable."""
-    announce: Announce = announce_nothing
-    """Queues the ``response.*`` event of a Response that ended (webhooks)."""
-    started: bool = False
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-    _checkpointer: BaseCheckpointSaver[Any] | None = field(default=None, init=False)
-
-    def checkpointer(self) -> BaseCheckpointSaver[Any] | None:
-        """The backend's checkpointer, built on first use inside the event
-        loop (PostgreSQL's saver binds to the running loop)."""
-        if self._checkpointer is None and self.checkpointer_factory is not None:
-            self._checkpointer = self.checkpointer_factory()
-        return self._checkpointer
-
-    async def ensure_started(self, executor: Executor) -> None:
-        if self.started:
-            return
-        async with self.lock:
-            if not self.started:
-                await self.backend.start(executor)
-                self.started = True
 
 
 @dataclass(frozen=True, slots=True)

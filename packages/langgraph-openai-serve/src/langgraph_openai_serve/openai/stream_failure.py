@@ -19,8 +19,9 @@ import asyncio
 import logging
 from dataclasses import dataclass
 
+from langgraph_openai_serve.error_envelope import INTERNAL_ERROR_MESSAGE
 from langgraph_openai_serve.graph.errors import RunTimeoutError
-from langgraph_openai_serve.openai.errors import INTERNAL_ERROR_MESSAGE, refusal
+from langgraph_openai_serve.openai.errors import refusal
 
 logger = logging.getLogger("langgraph_openai_serve")
 

@@ -2,9 +2,9 @@
 
 ``protocol`` (the ``Announce`` entry every producer calls), ``events``
 (OpenAI's event payload), ``delivery`` (one signed POST, Standard Webhooks
-via the ``standardwebhooks`` library), ``memory`` (retries as tasks of this
-process) and ``queue`` (deliveries as jobs of the PostgreSQL queue, retried
-with back-off, surviving lost workers). Endpoints and the secret are the
-deployment's (``LGOS_WEBHOOK_*``); each endpoint names the tenants (scopes)
-whose events it receives.
+via the ``standardwebhooks`` library), ``service`` (``Webhooks``: from event
+to deliveries) and ``sender`` (deliveries as jobs of the deployment's queue,
+retried with back-off; on PostgreSQL surviving lost workers). Endpoints and
+the secret are the deployment's (``LGOS_WEBHOOK_*``); each endpoint names the
+tenants (scopes) whose events it receives.
 """

@@ -15,9 +15,9 @@ from starlette.responses import Response
 from langgraph_openai_serve.batches import steps
 from langgraph_openai_serve.batches.errors import BatchNotFoundError
 from langgraph_openai_serve.batches.runtime import BatchRuntime
+from langgraph_openai_serve.compact_json import json_response
 from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.openai.batches.schemas import BatchCreateRequest
-from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.error_docs import error_responses
 from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.state import ServeState, serve_state

@@ -13,6 +13,8 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
+from langgraph_openai_serve.compact_json import dumps
+from langgraph_openai_serve.error_envelope import error_body
 from langgraph_openai_serve.graph.answer import Answer, ToolCall
 from langgraph_openai_serve.graph.citations import Citation
 from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
@@ -20,9 +22,7 @@ from langgraph_openai_serve.graph.runner import watch_end
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
 from langgraph_openai_serve.observability.runs import NO_WATCH, RunWatch
-from langgraph_openai_serve.openai.compact_json import dumps
 from langgraph_openai_serve.openai.context import RequestLog
-from langgraph_openai_serve.openai.errors import error_body
 from langgraph_openai_serve.openai.sse import DONE_FRAME, data_frame
 from langgraph_openai_serve.openai.stream_failure import (
     INTERNAL_FAILURE,

@@ -7,6 +7,7 @@ from functools import partial
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from langgraph_openai_serve.compact_json import json_response
 from langgraph_openai_serve.graph.errors import GraphError
 from langgraph_openai_serve.graph.events import RunCompleted
 from langgraph_openai_serve.graph.features import GraphFeature
@@ -26,7 +27,6 @@ from langgraph_openai_serve.openai.chat.encode import (
     stream_frames,
 )
 from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
-from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.context import request_log
 from langgraph_openai_serve.openai.error_docs import error_responses
 from langgraph_openai_serve.openai.request_body import openapi_body, parse_body

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
+from langgraph_openai_serve.compact_json import json_response
 from langgraph_openai_serve.conversations.errors import (
     ConversationItemNotFoundError,
     ConversationNotFoundError,
@@ -26,7 +27,6 @@ from langgraph_openai_serve.conversations.protocol import (
     ConversationStore,
 )
 from langgraph_openai_serve.graph.errors import InvalidRequestError
-from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.conversations.schemas import (
     ConversationCreateRequest,
     ConversationItemsCreateRequest,

@@ -7,10 +7,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from langgraph_openai_serve.compact_json import json_response
 from langgraph_openai_serve.graph.client_settings import contract_for
 from langgraph_openai_serve.graph.config import GraphConfig
 from langgraph_openai_serve.graph.features import GraphFeature
-from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.error_docs import error_responses
 from langgraph_openai_serve.openai.state import serve_state
 

@@ -21,17 +21,17 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from langgraph_openai_serve.background.errors import PreviousResponseNotFoundError
-from langgraph_openai_serve.background.protocol import (
-    TERMINAL_STATUSES,
-    ResponseStore,
-)
 from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.openai.responses.pause import INTERRUPT_TOOL_NAME
 from langgraph_openai_serve.openai.responses.schemas import (
     InputItem,
     Message,
     ResponseCreateRequest,
+)
+from langgraph_openai_serve.responses.errors import PreviousResponseNotFoundError
+from langgraph_openai_serve.responses.protocol import (
+    TERMINAL_STATUSES,
+    ResponseStore,
 )
 
 _ITEMS = TypeAdapter(list[InputItem])

@@ -8,7 +8,7 @@ or stored, and another Response naming it meanwhile is refused with 400
 first, then the request's input: what a client replaying them would send,
 so any graph takes part. Once the Response has finished its input and
 output items are appended (only turns that happened) and the claim ends; a
-background Response's by the worker that ran it (``background/executor.py``).
+background Response's by the worker that ran it (``background/execute.py``).
 The resume of a paused Response adds to the pause's Conversation, and
 claims it the same way.
 """
@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langgraph_openai_serve.background.protocol import ResponseStore
 from langgraph_openai_serve.conversations.errors import (
     RequestConversationNotFoundError,
 )
@@ -28,6 +27,7 @@ from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.openai.responses.chain import with_history
 from langgraph_openai_serve.openai.responses.input_items import input_items_of
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
+from langgraph_openai_serve.responses.protocol import ResponseStore
 
 Settle = Callable[[dict[str, Any]], Awaitable[None]]
 """Called with the finished Response object before it is returned (a

@@ -1,33 +1,26 @@
 """Run events -> the typed Responses event stream.
 
 ``ResponseStreamEncoder`` holds one stream's state: the sequence number, the
-output items in output-index order and the open final-answer message. Text
-deltas are spliced into a byte template shaped once per message, so a token
-costs one ``json.dumps`` of its text.
+output items in output-index order and the open final-answer message. It
+decides every event once and hands each to its sink: ``SseSink`` (the
+default) makes the SSE frame a client reads, the recording sink of
+background runs (``background/recording.py``) keeps the event to store it.
+``stream.stream_frames`` drives it over a run's events.
 """
 
 from __future__ import annotations
 
-import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from langgraph_openai_serve.graph.answer import Answer, ToolCall
 from langgraph_openai_serve.graph.citations import Citation
 from langgraph_openai_serve.graph.config import InterruptProtocol
 from langgraph_openai_serve.graph.events import (
-    RunCompleted,
-    RunEvent,
     RunPaused,
-    TextDelta,
 )
-from langgraph_openai_serve.graph.runner import watch_end
 from langgraph_openai_serve.graph.server_tools import ServerToolCall, ServerToolResult
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
-from langgraph_openai_serve.observability.runs import NO_WATCH, RunWatch
-from langgraph_openai_serve.openai.compact_json import dumps
-from langgraph_openai_serve.openai.context import RequestLog
 from langgraph_openai_serve.openai.responses.approvals import (
     InterruptRejected,
     rejected_body,
@@ -52,67 +45,48 @@ from langgraph_openai_serve.openai.responses.pause import (
     approval_request_item,
     interrupt_calls,
 )
+from langgraph_openai_serve.openai.responses.sinks import SSE, OpenMessage, Sink
 from langgraph_openai_serve.openai.responses.tools import WEB_SEARCH
 from langgraph_openai_serve.openai.stream_failure import (
     INTERNAL_FAILURE,
     StreamFailure,
-    run_deadline,
-    stream_failure,
 )
-
-logger = logging.getLogger("langgraph_openai_serve")
-
-
-def event_frame(event: dict[str, Any]) -> bytes:
-    """The SSE frame of one stream event (a stored one, replayed)."""
-    return f"event: {event['type']}\ndata: {dumps(event)}\n\n".encode()
-
-
-class _OpenMessage:
-    """The final-answer message while its text streams."""
-
-    __slots__ = ("index", "item", "parts", "prefix", "suffix")
-
-    def __init__(self, item: dict[str, Any], index: int) -> None:
-        self.item = item
-        self.index = index
-        self.parts: list[str] = []
-        head = (
-            'event: response.output_text.delta\ndata: {"type":'
-            '"response.output_text.delta","item_id":'
-            f'"{item["id"]}","output_index":{index},"content_index":0,'
-            '"logprobs":[],"sequence_number":'
-        )
-        self.prefix = head.encode()
-        self.suffix = b"}\n\n"
 
 
 class ResponseStreamEncoder:
-    """The frames of one streamed Response."""
+    """The events of one streamed Response, made by ``sink``.
+
+    ``sequence``: the last sequence number already used (a background
+    re-run goes on after its stored events).
+    """
 
     def __init__(
         self,
         shell: ResponseShell,
         interrupt_protocol: InterruptProtocol = "function_call",
+        *,
+        sink: Sink = SSE,
+        sequence: int = -1,
     ) -> None:
         self.shell = shell
         self.interrupt_protocol = interrupt_protocol
-        self.sequence = -1
+        self.sink = sink
+        self.sequence = sequence
         self.output: list[dict[str, Any]] = []
-        self.answer: _OpenMessage | None = None
+        self.answer: OpenMessage | None = None
         self.searches: dict[str, tuple[dict[str, Any], int]] = {}
         self.terminal: dict[str, Any] | None = None
         """The Response object of the terminal event, once it is out."""
 
     def _event(self, type_: str, fields: dict[str, Any]) -> bytes:
         self.sequence += 1
-        return event_frame({"type": type_, **fields, "sequence_number": self.sequence})
+        return self.sink.event(type_, fields, self.sequence)
 
-    def _open_answer(self) -> tuple[_OpenMessage, bytes]:
+    def _open_answer(self) -> tuple[OpenMessage, bytes]:
         """Add the final-answer message and its first content part."""
         item = message_item(new_id("msg"), [], "in_progress", "final_answer")
         index, added = self._add_item(item)
-        message = self.answer = _OpenMessage(item, index)
+        message = self.answer = OpenMessage(item, index)
         return message, added + self._event(
             "response.content_part.added",
             {
@@ -137,6 +111,12 @@ class ResponseStreamEncoder:
         return self._event("response.created", {"response": snapshot}) + self._event(
             "response.in_progress", {"response": snapshot}
         )
+
+    def restart(self) -> bytes:
+        """A re-run's start: ``response.in_progress`` alone, after the
+        stored stream that holds ``response.created`` already."""
+        snapshot = self.shell.body("in_progress", [])
+        return self._event("response.in_progress", {"response": snapshot})
 
     def status(self, update: StatusUpdate) -> bytes:
         """A visible status as its own completed commentary message."""
@@ -260,14 +240,7 @@ class ResponseStreamEncoder:
             message, frames = self._open_answer()
         message.parts.append(delta)
         self.sequence += 1
-        return (
-            frames
-            + message.prefix
-            + str(self.sequence).encode()
-            + b',"delta":'
-            + dumps(delta).encode()
-            + message.suffix
-        )
+        return frames + self.sink.text(message, self.sequence, delta)
 
     def finish(self, answer: Answer, usage: Usage | None) -> bytes:
         """Close the answer, emit function calls and the terminal event."""
@@ -353,7 +326,7 @@ class ResponseStreamEncoder:
         if message is None:
             item = message_item(new_id("msg"), [], "in_progress", "final_answer")
             index, added = self._add_item(item)
-            message = self.answer = _OpenMessage(item, index)
+            message = self.answer = OpenMessage(item, index)
             frames.append(added)
         item, index = message.item, message.index
         content: list[dict[str, Any]] = []
@@ -402,7 +375,8 @@ class ResponseStreamEncoder:
 
     def rejected(self, rejection: InterruptRejected) -> bytes:
         """``response.failed`` with ``code: "interrupt_rejected"``."""
-        return self._event("response.failed", {"response": rejected_body(rejection)})
+        failed = self.terminal = rejected_body(rejection)
+        return self._event("response.failed", {"response": failed})
 
     def fail(self, failure: StreamFailure = INTERNAL_FAILURE) -> bytes:
         """``error`` then ``response.failed`` keeping partial output."""
@@ -417,74 +391,3 @@ class ResponseStreamEncoder:
         return self._event("error", {**error, "param": None}) + self._event(
             "response.failed", {"response": failed}
         )
-
-
-async def stream_frames(
-    events: AsyncIterator[RunEvent],
-    encoder: ResponseStreamEncoder,
-    log: RequestLog | None = None,
-    *,
-    time_limit: float | None = None,
-    keep: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
-    watch: RunWatch = NO_WATCH,
-) -> AsyncIterator[bytes]:
-    """Encode a run; a failure ends with ``error`` and ``response.failed``.
-
-    A run still going after ``time_limit`` seconds is cancelled and fails
-    with ``run_timeout``. Only a consumer that awaits nothing between frames
-    may set it: the deadline cancels whatever the consuming task awaits.
-    ``keep`` stores the terminal Response before its event is sent, so a
-    client that has it can retrieve or continue it at once. ``watch``
-    records how the run went.
-    """
-    watch.start()
-    yield encoder.start()
-    deadline = run_deadline(time_limit)
-    first_text = True
-    try:
-        async with deadline:
-            async for event in events:
-                if type(event) is TextDelta:
-                    if first_text:
-                        first_text = False
-                        watch.first_text()
-                    yield encoder.text(event.text)
-                elif type(event) is StatusUpdate:
-                    frame = encoder.status(event)
-                    if frame:
-                        yield frame
-                elif type(event) is ServerToolCall:
-                    yield encoder.server_call(event)
-                elif type(event) is ServerToolResult:
-                    watch.tool(event.name, event.failed)
-                    yield encoder.server_result(event)
-                elif type(event) is RunCompleted:
-                    if log is not None:
-                        log.stream_outcome = answer_status(event.answer)
-                    watch_end(watch, event)
-                    frame = encoder.finish(event.answer, event.usage)
-                    if keep is not None:
-                        await keep(encoder.terminal)  # type: ignore[arg-type]
-                    yield frame
-                elif type(event) is RunPaused:
-                    if log is not None:
-                        log.stream_outcome = "paused"
-                    watch_end(watch, event)
-                    frame = encoder.pause(event)
-                    if keep is not None:
-                        await keep(encoder.terminal)  # type: ignore[arg-type]
-                    yield frame
-    except Exception as exc:
-        failure = stream_failure(deadline, time_limit, "responses")
-        if log is not None:
-            log.stream_outcome = "failed"
-        watch.finish("failed", error=exc)
-        frame = encoder.fail(failure)
-        if keep is not None and encoder.terminal is not None:
-            try:
-                await keep(encoder.terminal)
-            except Exception:  # the stream still ends with its failure
-                logger.exception("responses.keep_failed")
-        yield frame
-    finally:
-        watch.cut()  # nothing when the run ended above

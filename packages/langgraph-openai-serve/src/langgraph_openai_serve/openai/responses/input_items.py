@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langgraph_openai_serve.background.protocol import StoredTurn
 from langgraph_openai_serve.conversations.pages import (
     CursorNotFound,
     Order,
@@ -26,6 +25,7 @@ from langgraph_openai_serve.openai.responses.schemas import (
     InputItem,
     ResponseCreateRequest,
 )
+from langgraph_openai_serve.responses.protocol import StoredTurn
 
 _ID_PREFIXES = {
     "message": "msg",

@@ -14,18 +14,10 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response
 
-from langgraph_openai_serve.background import executor as background
-from langgraph_openai_serve.background.errors import (
-    ResponseInProgressError,
-    ResponseNotFoundError,
-)
-from langgraph_openai_serve.background.protocol import (
-    TERMINAL_STATUSES,
-    ResponseStore,
-)
+from langgraph_openai_serve.compact_json import json_response
 from langgraph_openai_serve.graph.errors import InvalidRequestError
-from langgraph_openai_serve.openai.compact_json import json_response
 from langgraph_openai_serve.openai.error_docs import error_responses
+from langgraph_openai_serve.openai.responses.background.control import cancel, replay
 from langgraph_openai_serve.openai.responses.input_items import (
     check_include,
     items_page,
@@ -33,6 +25,11 @@ from langgraph_openai_serve.openai.responses.input_items import (
 )
 from langgraph_openai_serve.openai.sse import EventStreamResponse
 from langgraph_openai_serve.openai.state import ServeState, serve_state
+from langgraph_openai_serve.responses.errors import (
+    ResponseInProgressError,
+    ResponseNotFoundError,
+)
+from langgraph_openai_serve.responses.protocol import TERMINAL_STATUSES, ResponseStore
 
 router = APIRouter()
 
@@ -61,7 +58,7 @@ async def retrieve_response(
                 param="stream",
             )
         return EventStreamResponse(
-            background.replay(state.background, response_id, starting_after),
+            replay(state.background, response_id, starting_after),
             ping_interval=state.ping_interval,
             ends_with=state.lifecycle,
             active=state.observer.stream_gauge("responses"),
@@ -84,7 +81,7 @@ async def cancel_response(response_id: str, request: Request) -> Response:
         raise ResponseNotFoundError(response_id)
     if not snapshot.get("background") or state.background is None:
         raise InvalidRequestError("Only a background response can be cancelled.")
-    await background.cancel(state.background, response_id)
+    await cancel(state.background, response_id)
     return json_response(await store.get(response_id, scope))
 
 

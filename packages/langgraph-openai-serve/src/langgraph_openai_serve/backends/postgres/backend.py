@@ -1,0 +1,191 @@
+"""``PostgresBackend``: a fleet's persistence on one PostgreSQL.
+
+It owns everything the deployment keeps there, the way LangGraph's
+``AsyncPostgresSaver`` owns its checkpoints: the connection pool every store
+shares (``database.py``), the whole schema and its migrations
+(``schema.py``), the procrastinate app of the job queue (``queue.py``) and
+the stores of Responses, Conversations and batches. ``setup()`` (``lgos
+db-setup``) creates or migrates all of it, with procrastinate's schema and
+the checkpoint tables of durable runs; run it once before API processes and
+workers start.
+
+Without the queue (``queue=False``: ``LGOS_RESPONSE_STORE=postgres`` beside
+the memory background backend) Responses and Conversations are kept here
+while jobs run in this process and batches live in its memory, as they
+would without PostgreSQL: they could not outlive the process that runs
+them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
+from langgraph_openai_serve.backends.memory.batches import InMemoryBatchStore
+from langgraph_openai_serve.backends.memory.jobs import InProcessQueue
+from langgraph_openai_serve.backends.postgres.batches import PostgresBatchStore
+from langgraph_openai_serve.backends.postgres.conversations import (
+    PostgresConversationStore,
+)
+from langgraph_openai_serve.backends.postgres.database import POOL_KWARGS, Database
+from langgraph_openai_serve.backends.postgres.queue import ProcrastinateQueue
+from langgraph_openai_serve.backends.postgres.responses import PostgresResponseStore
+from langgraph_openai_serve.backends.postgres.schema import migrate
+from langgraph_openai_serve.batches.protocol import BatchStore
+from langgraph_openai_serve.graph.coordination import RunCoordinator
+from langgraph_openai_serve.jobs.protocol import JobQueue
+from langgraph_openai_serve.operations.readiness import Check, NotReady
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+
+class PostgresBackend:
+    """Every store on one pool to ``conninfo``, jobs on procrastinate.
+
+    ``pool_size``: the pool's most connections (a running job uses one for
+    its cancel watch, its events and its checkpoints, so it grows with the
+    worker's concurrency); ``concurrency``: jobs running at once in this
+    process when there is no queue; ``stalled_timeout``: seconds without a
+    heartbeat after which a worker's jobs run again; ``count_reruns``: count
+    the stalled jobs this process puts back (metrics are on).
+    """
+
+    def __init__(
+        self,
+        conninfo: str,
+        *,
+        pool_size: int = 12,
+        queue: bool = True,
+        concurrency: int = 8,
+        stalled_timeout: float = 30.0,
+        count_reruns: bool = False,
+    ) -> None:
+        from psycopg import AsyncConnection
+        from psycopg.rows import DictRow, dict_row
+        from psycopg_pool import AsyncConnectionPool
+
+        self.conninfo = conninfo
+        self.database = Database(
+            AsyncConnectionPool(
+                conninfo,
+                connection_class=AsyncConnection[DictRow],
+                min_size=2,
+                max_size=pool_size,
+                open=False,
+                kwargs={**POOL_KWARGS, "row_factory": dict_row},
+            )
+        )
+        self.responses = PostgresResponseStore(self.database)
+        self.conversations = PostgresConversationStore(self.database)
+        self.batches: BatchStore
+        self.jobs: JobQueue
+        self._queue: ProcrastinateQueue | None = None
+        if queue:
+            import procrastinate
+
+            app = procrastinate.App(
+                connector=procrastinate.PsycopgConnector(conninfo=conninfo)
+            )
+            self.jobs = self._queue = ProcrastinateQueue(
+                app,
+                conninfo,
+                self.database.connection,
+                stalled_timeout=stalled_timeout,
+                count_reruns=count_reruns,
+            )
+            self.batches = PostgresBatchStore(self.database)
+        else:
+            self.jobs = InProcessQueue(concurrency)
+            self.batches = InMemoryBatchStore()
+        self._saver: AsyncPostgresSaver | None = None
+
+    @property
+    def pool(self) -> Any:
+        """The pool every store shares."""
+        return self.database.pool
+
+    def checkpointer(self) -> BaseCheckpointSaver[Any] | None:
+        """LangGraph's saver on the pool, for durable runs of the queue's
+        workers (``None`` without the queue: a run dies with its process)."""
+        return self._checkpoints() if self._queue is not None else None
+
+    def _checkpoints(self) -> AsyncPostgresSaver:
+        if self._saver is None:
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+            self._saver = AsyncPostgresSaver(self.database.pool)
+        return self._saver
+
+    def run_coordinator(self, *, max_concurrent_leases: int = 4) -> RunCoordinator:
+        from langgraph_openai_serve.integrations.postgres import (
+            PostgresRunCoordinator,
+        )
+
+        return _OnOpenPool(
+            self.database,
+            PostgresRunCoordinator(
+                self.database.pool, max_concurrent_leases=max_concurrent_leases
+            ),
+        )
+
+    def checks(self) -> dict[str, Check]:
+        return {"postgres": self.check, **self.jobs.checks()}
+
+    async def check(self) -> None:
+        """Readiness: the database answers and has LGOS's tables."""
+        async with await self.database.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT to_regclass('lgos_background_responses') IS NOT NULL AS ok"
+            )
+            row = await cursor.fetchone()
+        if row is None or not row["ok"]:
+            raise NotReady("the response tables are missing: run lgos db-setup")
+
+    async def setup(self) -> None:
+        """Create or migrate LGOS's tables, procrastinate's schema (with the
+        queue) and the checkpoint tables of durable runs; idempotent."""
+        async with await self.database.connection() as conn:
+            await migrate(conn)
+        if self._queue is not None:
+            await self._setup_queue(self._queue)
+            await self._checkpoints().setup()
+
+    async def _setup_queue(self, queue: ProcrastinateQueue) -> None:
+        """Apply procrastinate's schema unless it exists (it is not
+        idempotent itself)."""
+        async with await self.database.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT to_regclass('procrastinate_jobs') IS NOT NULL AS ok"
+            )
+            row = await cursor.fetchone()
+        if row is not None and row["ok"]:
+            return
+        await queue.open()
+        await queue.app.schema_manager.apply_schema_async()
+
+    async def close(self) -> None:
+        await self.jobs.close()
+        await self.responses.close()
+        await self.database.close()
+
+
+class _OnOpenPool:
+    """A coordinator whose leases open the backend's pool first (it opens
+    on first use, inside the event loop)."""
+
+    def __init__(self, database: Database, coordinator: RunCoordinator) -> None:
+        self._database = database
+        self._coordinator = coordinator
+
+    def lease(self, key: str) -> AbstractAsyncContextManager[None]:
+        return self._lease(key)
+
+    @asynccontextmanager
+    async def _lease(self, key: str) -> AsyncIterator[None]:
+        await self._database.open()
+        async with self._coordinator.lease(key):
+            yield

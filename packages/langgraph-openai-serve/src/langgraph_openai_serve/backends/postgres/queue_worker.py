@@ -1,0 +1,136 @@
+"""One ``lgos worker``'s run of the procrastinate queue, and its health.
+
+``QueueWorker`` runs procrastinate's worker and the stalled-job sweeper
+until ``stop()`` (the process's signal handler calls it); ``check()`` is
+the worker's readiness: registered in the queue and heartbeating, as the
+other workers see it (a heartbeat older than the stalled timeout makes them
+run its jobs again).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from langgraph_openai_serve.operations.readiness import NotReady
+
+if TYPE_CHECKING:
+    from procrastinate import App
+
+logger = logging.getLogger("langgraph_openai_serve")
+
+_HEARTBEAT_AGE = (
+    "SELECT extract(epoch FROM now() - last_heartbeat) AS age "
+    "FROM procrastinate_workers WHERE id = %(worker_id)s"
+)
+
+
+class QueueWorker:
+    """Executes jobs of ``app``'s ``queue`` from ``run()`` until ``stop()``;
+    ``sweep`` retries the jobs of stalled workers and ``opening`` opens the
+    app (``ProcrastinateQueue``)."""
+
+    def __init__(
+        self,
+        app: App,
+        queue: str,
+        sweep: Callable[[], Awaitable[Any]],
+        opening: Callable[[], Awaitable[None]],
+        *,
+        concurrency: int,
+        shutdown_timeout: float,
+        heartbeat_interval: float,
+        stalled_timeout: float,
+        stalled_check_interval: float,
+    ) -> None:
+        from procrastinate.worker import Worker
+
+        self.app = app
+        self.stalled_timeout = stalled_timeout
+        self.stalled_check_interval = stalled_check_interval
+        self.heartbeat_interval = heartbeat_interval
+        self._sweep = sweep
+        self._opening = opening
+        self._worker = Worker(
+            app=app,
+            queues=[queue],
+            concurrency=concurrency,
+            # The process handles SIGTERM and SIGINT itself (``stop``), so it
+            # can turn not-ready before the worker stops taking jobs.
+            install_signal_handlers=False,
+            shutdown_graceful_timeout=shutdown_timeout,
+            update_heartbeat_interval=heartbeat_interval,
+            stalled_worker_timeout=stalled_timeout,
+            delete_jobs="successful",
+        )
+        self._stop_requested = False
+        self._stopping = asyncio.Event()
+
+    async def run(self) -> None:
+        """Take and run jobs until ``stop()``; then finish or hand back the
+        running ones within the shutdown timeout, and return."""
+        await self._opening()
+        helpers = [
+            asyncio.create_task(self._sweep_forever()),
+            asyncio.create_task(self._heartbeat_while_stopping()),
+        ]
+        try:
+            if not self._stop_requested:
+                await self._worker.run()  # type: ignore[no-untyped-call]
+        finally:
+            for helper in helpers:
+                helper.cancel()
+            await asyncio.gather(*helpers, return_exceptions=True)
+
+    async def _sweep_forever(self) -> None:
+        """Retry stalled jobs every ``stalled_check_interval`` seconds."""
+        while True:
+            try:
+                await self._sweep()
+            except Exception:
+                logger.exception("background.stalled_sweep_failed")
+            await asyncio.sleep(self.stalled_check_interval)
+
+    def stop(self) -> None:
+        """Take no new job; ``run()`` returns once running ones are settled."""
+        self._stop_requested = True
+        self._stopping.set()
+        self._worker.stop()  # type: ignore[no-untyped-call]
+
+    async def _heartbeat_while_stopping(self) -> None:
+        """procrastinate stops heartbeating as soon as its worker stops, but
+        the jobs it runs get the whole shutdown timeout to finish: past the
+        stalled timeout the other workers would count it as dead and run
+        them a second time, beside it. So the heartbeat goes on here until
+        the worker unregisters."""
+        await self._stopping.wait()
+        while True:
+            worker_id = self._worker.worker_id
+            if worker_id is not None:
+                try:
+                    await self.app.job_manager.update_heartbeat(worker_id)
+                except Exception:
+                    logger.exception("background.stopping_heartbeat_failed")
+            await asyncio.sleep(self.heartbeat_interval)
+
+    async def check(self) -> None:
+        """Raise ``NotReady`` unless registered and heartbeating."""
+        worker_id = self._worker.worker_id
+        if worker_id is None:
+            raise NotReady("not registered in the queue")
+        rows: list[Any] = await self.app.connector.execute_query_all_async(
+            _HEARTBEAT_AGE, worker_id=worker_id
+        )
+        if not rows:
+            raise NotReady(
+                f"worker {worker_id} is no longer registered (another worker "
+                "counted it as stalled)"
+            )
+        age = float(rows[0]["age"])
+        if age > self.stalled_timeout:
+            raise NotReady(
+                f"last heartbeat {age:.1f} s ago, past the stalled timeout of "
+                f"{self.stalled_timeout:g} s"
+            )

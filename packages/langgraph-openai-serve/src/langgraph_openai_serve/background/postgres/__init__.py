@@ -1,1 +1,0 @@
-"""Background runs on PostgreSQL: the response store and procrastinate's queue."""

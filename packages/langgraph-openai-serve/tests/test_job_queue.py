@@ -1,0 +1,300 @@
+"""One conformance suite for every ``JobQueue`` (``jobs/protocol.py``): the
+in-process queue and procrastinate's. Each test runs over both backends (the
+``backend`` fixture of ``backend_fixtures.py``), with the backend's jobs
+running as they do in a deployment (``jobs_running``); the durable queue's
+own promises (transactions, hand-back, stalled workers) follow, on
+PostgreSQL."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import psycopg
+import pytest
+from backend_fixtures import jobs_running
+from langgraph_openai_serve.jobs.protocol import Job, JobArgs, Task
+from langgraph_openai_serve.jobs.retry import every
+from langgraph_openai_serve.operations.readiness import NotReady
+
+pytestmark = pytest.mark.anyio
+
+PROMPT = 30.0
+"""Every wait here is for something that happens promptly."""
+
+
+class Recorder:
+    """A task whose jobs record their arguments and attempts, and wait for
+    ``release`` when their arguments say ``hold``."""
+
+    def __init__(self, name: str = "lgos.test_job") -> None:
+        self.name = name
+        self.runs: list[tuple[str, int]] = []
+        self.started: dict[str, asyncio.Event] = {}
+        self.finished: dict[str, asyncio.Event] = {}
+        self.release: dict[str, asyncio.Event] = {}
+        self.running = 0
+        self.most_at_once = 0
+
+    def _event(self, events: dict[str, asyncio.Event], key: str) -> asyncio.Event:
+        return events.setdefault(key, asyncio.Event())
+
+    async def run(self, args: JobArgs, attempts: int) -> None:
+        key = args["key"]
+        self.runs.append((key, attempts))
+        self.running += 1
+        self.most_at_once = max(self.most_at_once, self.running)
+        self._event(self.started, key).set()
+        try:
+            if args.get("hold"):
+                await self._event(self.release, key).wait()
+            if attempts < args.get("fail", 0):
+                raise RuntimeError(f"attempt {attempts} of {key} fails")
+        finally:
+            self.running -= 1
+        self._event(self.finished, key).set()
+
+    async def wait(self, events: dict[str, asyncio.Event], key: str) -> None:
+        await asyncio.wait_for(self._event(events, key).wait(), PROMPT)
+
+    def task(
+        self,
+        retry: Callable[[BaseException, int, JobArgs], float | None] | None = None,
+        abandoned: Callable[[JobArgs], Awaitable[None]] | None = None,
+    ) -> Task:
+        return Task(self.name, self.run, retry or every(0.0), abandoned)
+
+    def job(self, key: str, **args: Any) -> Job:
+        lock = args.pop("lock", None)
+        queueing_lock = args.pop("queueing_lock", None)
+        return Job(self.name, {"key": key, **args}, lock, queueing_lock)
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+async def test_a_queued_job_runs_with_its_arguments(backend, recorder):
+    backend.jobs.register(recorder.task())
+
+    async with jobs_running(backend):
+        assert await backend.jobs.defer([recorder.job("a", extra=[1, "two"])]) == 1
+        await recorder.wait(recorder.finished, "a")
+
+    assert recorder.runs == [("a", 0)]
+
+
+async def test_jobs_sharing_a_lock_never_run_at_once(backend, recorder):
+    backend.jobs.register(recorder.task())
+
+    async with jobs_running(backend):
+        await backend.jobs.defer([recorder.job("first", lock="L", hold=True)])
+        await recorder.wait(recorder.started, "first")
+        await backend.jobs.defer([recorder.job("second", lock="L")])
+        await backend.jobs.defer([recorder.job("free", lock="other")])
+        await recorder.wait(recorder.finished, "free")
+        assert "second" not in recorder.started  # it waits for the lock
+        recorder.release["first"].set()
+        await recorder.wait(recorder.finished, "second")
+
+    assert recorder.most_at_once == 2  # ``first`` beside ``free``, never ``second``
+    assert [key for key, _ in recorder.runs].index("second") > 0
+
+
+async def test_a_job_whose_queueing_lock_waits_already_is_not_queued(backend, recorder):
+    backend.jobs.register(recorder.task())
+
+    async with jobs_running(backend):
+        await backend.jobs.defer([recorder.job("holder", lock="L", hold=True)])
+        await recorder.wait(recorder.started, "holder")
+        # ``waiting`` cannot start while ``holder`` has the lock.
+        first = await backend.jobs.defer(
+            [recorder.job("waiting", lock="L", queueing_lock="Q")]
+        )
+        again = await backend.jobs.defer(
+            [recorder.job("again", lock="L", queueing_lock="Q")]
+        )
+        recorder.release["holder"].set()
+        await recorder.wait(recorder.finished, "waiting")
+        # Once it runs, its queueing lock is free again.
+        later = await backend.jobs.defer([recorder.job("later", queueing_lock="Q")])
+        await recorder.wait(recorder.finished, "later")
+
+    assert (first, again, later) == (1, 0, 1)
+    assert "again" not in recorder.started
+
+
+async def test_a_failing_job_runs_again_after_its_policy_with_its_attempts(
+    backend, recorder
+):
+    backend.jobs.register(recorder.task(every(0.0)))
+
+    async with jobs_running(backend):
+        await backend.jobs.defer([recorder.job("flaky", fail=2)])
+        await recorder.wait(recorder.finished, "flaky")
+
+    assert recorder.runs == [("flaky", 0), ("flaky", 1), ("flaky", 2)]
+
+
+async def test_a_job_its_policy_gives_up_on_is_abandoned_once(backend, recorder):
+    abandoned: list[JobArgs] = []
+    gave_up = asyncio.Event()
+
+    async def abandon(args: JobArgs) -> None:
+        abandoned.append(args)
+        gave_up.set()
+
+    def twice(error: BaseException, attempts: int, args: JobArgs) -> float | None:
+        return 0.0 if attempts < 1 else None
+
+    backend.jobs.register(recorder.task(twice, abandon))
+
+    async with jobs_running(backend):
+        await backend.jobs.defer([recorder.job("doomed", fail=10)])
+        await asyncio.wait_for(gave_up.wait(), PROMPT)
+
+    assert recorder.runs == [("doomed", 0), ("doomed", 1)]
+    assert abandoned == [{"key": "doomed", "fail": 10}]
+
+
+async def test_cancel_drops_a_waiting_job_and_says_whether_one_runs(backend, recorder):
+    backend.jobs.register(recorder.task())
+    name = recorder.name
+
+    async with jobs_running(backend):
+        await backend.jobs.defer([recorder.job("running", lock="L", hold=True)])
+        await recorder.wait(recorder.started, "running")
+        await backend.jobs.defer([recorder.job("blocker", lock="W", hold=True)])
+        await recorder.wait(recorder.started, "blocker")
+        await backend.jobs.defer([recorder.job("dropped", lock="W")])
+
+        live_before = await backend.jobs.live(name, "W")
+        nobody_runs_dropped = await backend.jobs.cancel(name, "W")
+        nobody_runs_running = await backend.jobs.cancel(name, "L")
+        recorder.release["blocker"].set()
+        recorder.release["running"].set()
+        await recorder.wait(recorder.finished, "running")
+        await recorder.wait(recorder.finished, "blocker")
+
+    # ``blocker`` runs under W: the cancel says so; ``dropped`` never runs.
+    assert (live_before, nobody_runs_dropped, nobody_runs_running) == (
+        True,
+        False,
+        False,
+    )
+    assert "dropped" not in recorder.started
+    assert not await backend.jobs.live(name, "nothing")
+    assert await backend.jobs.cancel(name, "nothing") is True
+
+
+async def test_stats_count_waiting_and_running_jobs(backend, recorder):
+    backend.jobs.register(recorder.task())
+
+    async with jobs_running(backend):
+        await backend.jobs.defer([recorder.job("busy", lock="L", hold=True)])
+        await recorder.wait(recorder.started, "busy")
+        await backend.jobs.defer(
+            [recorder.job("w1", lock="L"), recorder.job("w2", lock="L")]
+        )
+        stats = await backend.jobs.stats()
+        recorder.release["busy"].set()
+        await recorder.wait(recorder.finished, "w2")
+
+    assert (stats.ready, stats.running) == (2, 1)
+    assert stats.oldest_ready_seconds >= 0
+
+
+# --- the durable queue: PostgreSQL ------------------------------------------
+
+
+async def test_a_job_queued_in_a_rolled_back_transaction_never_exists(
+    postgres_backend_factory, recorder
+):
+    backend = await postgres_backend_factory()
+    backend.jobs.register(recorder.task())
+
+    class Rollback(Exception):
+        pass
+
+    async def queue_then_roll_back() -> None:
+        async with await backend.database.connection() as conn, conn.transaction():
+            await backend.jobs.defer([recorder.job("ghost", lock="G")], conn)
+            assert await backend.jobs.live(recorder.name, "G") is False  # unseen
+            raise Rollback
+
+    with pytest.raises(Rollback):
+        await queue_then_roll_back()
+
+    assert await backend.jobs.live(recorder.name, "G") is False
+
+
+async def test_a_stopping_worker_hands_its_job_back_to_the_next(
+    postgres_backend_factory, recorder
+):
+    backend = await postgres_backend_factory()
+    backend.jobs.register(recorder.task())
+
+    async with jobs_running(backend, shutdown_timeout=0.1):
+        await backend.jobs.defer([recorder.job("long", hold=True)])
+        await recorder.wait(recorder.started, "long")
+    # The worker stopped (its shutdown timeout passed): the job went back.
+    assert recorder.runs == [("long", 0)]
+    recorder.started.pop("long")
+    recorder.release["long"].set()
+
+    async with jobs_running(backend):
+        await recorder.wait(recorder.finished, "long")
+
+    assert recorder.runs == [("long", 0), ("long", 1)]
+
+
+async def test_a_silent_workers_job_runs_again_after_the_sweep(
+    postgres_backend_factory, postgres_uri, recorder
+):
+    backend = await postgres_backend_factory(stalled_timeout=30.0)
+    backend.jobs.register(recorder.task())
+    await backend.jobs.defer([recorder.job("orphan")])
+    manager = backend.jobs.app.job_manager
+    dead = await manager.register_worker()
+    taken = await manager.fetch_job(["lgos_background"], dead)
+    assert taken is not None
+    # Its worker died long ago: no heartbeat for an hour.
+    with psycopg.connect(postgres_uri, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE procrastinate_workers "
+            "SET last_heartbeat = now() - interval '1 hour' WHERE id = %s",
+            (dead,),
+        )
+
+    assert await backend.jobs.retry_stalled_jobs() == [taken.id]
+    async with jobs_running(backend):
+        await recorder.wait(recorder.finished, "orphan")
+
+    assert recorder.runs == [("orphan", 1)]  # the lost attempt counts
+
+
+async def test_a_running_worker_heartbeats_and_a_stopped_one_is_not_ready(
+    postgres_backend_factory, recorder
+):
+    backend = await postgres_backend_factory()
+    backend.jobs.register(recorder.task())
+    worker = backend.jobs.worker(
+        concurrency=1,
+        shutdown_timeout=1.0,
+        heartbeat_interval=0.2,
+        stalled_check_interval=3600.0,
+    )
+    with pytest.raises(NotReady, match="not registered"):
+        await worker.check()
+    running = asyncio.create_task(worker.run())
+    # Once it takes a job it is registered; its heartbeat keeps it ready.
+    await backend.jobs.defer([recorder.job("seen")])
+    await recorder.wait(recorder.finished, "seen")
+    await worker.check()
+    worker.stop()
+    await running
+
+    with pytest.raises(NotReady):
+        await worker.check()
