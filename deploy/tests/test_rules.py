@@ -95,6 +95,9 @@ def test_lgos_probes_are_distinct_and_on_the_health_routes(
     assert startup[0] == "/health/live"
     assert ready != live
     assert box["startupProbe"] != box["livenessProbe"]
+    # Readiness answers within its checks' 0.8 s whatever the database does:
+    # the kubelet's 1 s default is enough, and a longer one only hides a hang.
+    assert box["readinessProbe"]["timeoutSeconds"] == 1
     # Starting may take longer than a liveness failure allows.
     budget = (
         box["startupProbe"]["periodSeconds"] * box["startupProbe"]["failureThreshold"]

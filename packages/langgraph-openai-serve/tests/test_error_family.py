@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import psycopg
 import psycopg_pool
 from fastapi.exceptions import RequestValidationError
 from langgraph_openai_serve.batches import errors as batches
@@ -13,12 +14,20 @@ from langgraph_openai_serve.conversations import errors as conversations
 from langgraph_openai_serve.graph import errors as graph
 from langgraph_openai_serve.graph.errors import LGOSError
 from langgraph_openai_serve.openai import errors
+from langgraph_openai_serve.operations.outages import DatabaseTimeout
 from langgraph_openai_serve.responses import errors as responses
 from starlette.exceptions import HTTPException
 
 _BRANCH = re.compile(r"[├└]── ([A-Z]\w*)(.*)")
 # Mapped by the handlers themselves rather than by a table row.
-_HANDLED = (RequestValidationError, HTTPException, psycopg_pool.PoolTimeout)
+_HANDLED = (
+    RequestValidationError,
+    HTTPException,
+    psycopg_pool.PoolTimeout,
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+    DatabaseTimeout,
+)
 
 
 def _lgos_errors() -> set[type[Exception]]:

@@ -126,5 +126,5 @@ async def test_ready_is_503_when_postgres_does_not_answer():
         live = await http.get("/health/live")
 
     assert ready.status_code == 503
-    assert ready.json()["reason"] == "postgres: no answer within 2 s"
+    assert ready.json()["reason"] == "postgres: no answer within 0.8 s"
     assert live.status_code == 200

@@ -289,7 +289,7 @@ def test_every_process_reports_exactly_the_requests_and_runs_it_served(
     assert {
         s.labels["reason"]: s.value
         for s in drained.families["lgos_background_reruns"][1]
-    } == {"handed_back": 0, "stalled": 0}
+    } == {"handed_back": 0, "stalled": 0, "database": 0}
     assert drained.value("lgos_tokens_total", model="words") > 0
     assert drained.value("process_cpu_seconds_total") > 0
     assert drained.value("lgos_background_jobs") == 0

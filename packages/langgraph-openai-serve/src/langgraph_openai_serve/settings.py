@@ -107,6 +107,19 @@ class Settings(BaseSettings):
     procrastinate queue drained by ``lgos worker`` processes)."""
     DATABASE_URL: SecretStr | None = None
     """PostgreSQL for the ``postgres`` background backend and response store."""
+    DATABASE_TIMEOUT: float = Field(default=5.0, gt=0)
+    """Seconds one database operation of a request may take, waiting for a
+    pooled connection included; past it (the database stalls, refuses or is
+    gone) the request answers 503 with ``Retry-After`` rather than waiting
+    for the outage to end."""
+    DATABASE_CONNECT_TIMEOUT: int = Field(default=3, ge=2)
+    """Seconds a new database connection may take (libpq's
+    ``connect_timeout``, at least 2)."""
+    QUEUE_DATABASE_WAIT: float = Field(default=30.0, gt=0)
+    """Seconds the job queue's own connections (a worker's heartbeat, job
+    fetches and listener) wait for a database that is away; past them the
+    worker starts over once the database is back, without a process
+    restart (its running jobs go on meanwhile, or are handed back)."""
     RESPONSE_STORE: Literal["memory", "postgres"] | None = None
     """Keep Responses (``store``, retrieve, delete, ``input_items``,
     ``previous_response_id`` continuation): in this process's memory, or in

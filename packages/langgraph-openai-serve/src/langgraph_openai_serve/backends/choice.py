@@ -64,4 +64,7 @@ def postgres_backend(
         concurrency=settings.BACKGROUND_CONCURRENCY,
         stalled_timeout=settings.WORKER_STALLED_TIMEOUT,
         count_reruns=settings.METRICS_ENABLED,
+        timeout=settings.DATABASE_TIMEOUT,
+        connect_timeout=settings.DATABASE_CONNECT_TIMEOUT,
+        queue_wait=settings.QUEUE_DATABASE_WAIT,
     )

@@ -26,11 +26,14 @@ QUEUE_WAIT = Histogram(
 RERUNS = Counter(
     "lgos_background_reruns",
     "Background runs put back on the queue to run again: handed back by a "
-    "stopping worker, or taken from a worker that stopped answering (stalled).",
+    "stopping worker, taken from a worker that stopped answering (stalled), or "
+    "stopped by a database fault (database).",
     ["reason"],
 )
-RerunReason = Literal["handed_back", "stalled"]
-_RERUNS = {reason: RERUNS.labels(reason) for reason in ("handed_back", "stalled")}
+RerunReason = Literal["handed_back", "stalled", "database"]
+_RERUNS = {
+    reason: RERUNS.labels(reason) for reason in ("handed_back", "stalled", "database")
+}
 _waits: dict[str, Any] = {}
 
 

@@ -31,7 +31,10 @@ the status, ``code`` and ``[param]`` each answers (``type`` is
     ├── ContextOverflowError (LangChain)  400 context_length_exceeded
     ├── RequestValidationError (FastAPI)  400, [param] from openai/validation.py
     ├── HTTPException (Starlette)         its status (404, 405 with Allow)
-    ├── PoolTimeout (psycopg_pool)        503 server_busy, Retry-After
+    ├── OperationalError (psycopg)        503 database_unavailable, Retry-After
+    │   └── PoolTimeout (psycopg_pool)    503 server_busy, Retry-After
+    ├── InterfaceError (psycopg)          503 database_unavailable, Retry-After
+    ├── DatabaseTimeout (LGOS's deadline) 503 database_unavailable, Retry-After
     └── any other exception               500 server_error, details only logged
 
 The table below names the module (``graph``, ``responses``, ``batches``,
@@ -57,11 +60,21 @@ from langgraph_openai_serve.conversations import errors as conversations
 from langgraph_openai_serve.error_envelope import INTERNAL_ERROR_MESSAGE, error_body
 from langgraph_openai_serve.graph import errors as graph
 from langgraph_openai_serve.openai.validation import message_and_param
+from langgraph_openai_serve.operations.outages import (
+    RETRY_AFTER_SECONDS,
+    Fault,
+    database_fault,
+)
 from langgraph_openai_serve.responses import errors as responses
 
 logger = logging.getLogger("langgraph_openai_serve")
 
-RETRY_AFTER_SECONDS = "1"
+UNAVAILABLE: dict[Fault, str] = {
+    "server_busy": "The server has no free database connection right now; "
+    "retry shortly.",
+    "database_unavailable": "The server's database is unavailable right now; "
+    "retry shortly.",
+}
 # A 404 and a 405 answer in these words, whatever detail the exception carries.
 _HTTP_MESSAGES = {404: "Not found.", 405: "Method not allowed."}
 
@@ -171,29 +184,17 @@ def response_for(exc: Exception) -> Response:
         )
     if isinstance(exc, HTTPException):
         return _http_response(exc)
-    if _is_pool_timeout(exc):
-        logger.warning("request.pool_exhausted: %s", exc)
-        return _unavailable()
+    fault = database_fault(exc)
+    if fault is not None:
+        logger.warning("request.database_%s: %s", fault, exc)
+        return _unavailable(fault)
     logger.error("request.failed", exc_info=exc)
     return internal_error_response()
 
 
-def _is_pool_timeout(exc: Exception) -> bool:
-    # psycopg_pool is an optional extra: recognised by name, never imported.
-    return any(
-        cls.__name__ == "PoolTimeout" and cls.__module__.startswith("psycopg_pool")
-        for cls in type(exc).__mro__
-    )
-
-
-def _unavailable() -> Response:
-    response = error_response(
-        503,
-        "The server has no free database connection right now; retry shortly.",
-        "server_error",
-        code="server_busy",
-    )
-    response.headers["Retry-After"] = RETRY_AFTER_SECONDS
+def _unavailable(fault: Fault) -> Response:
+    response = error_response(503, UNAVAILABLE[fault], "server_error", code=fault)
+    response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
 
 

@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from dataclasses import dataclass
 
 from langgraph_openai_serve.error_envelope import INTERNAL_ERROR_MESSAGE
 from langgraph_openai_serve.graph.errors import RunTimeoutError
-from langgraph_openai_serve.openai.errors import refusal
+from langgraph_openai_serve.openai.errors import UNAVAILABLE, refusal
+from langgraph_openai_serve.operations.outages import database_fault
 
 logger = logging.getLogger("langgraph_openai_serve")
 
@@ -82,9 +84,15 @@ def stream_failure(
     deadline: Deadline, time_limit: float | None, surface: str
 ) -> StreamFailure:
     """Classify (and log) the exception a started stream is handling: the run
-    outlived ``time_limit`` (its ``deadline`` expired) or something broke."""
+    outlived ``time_limit`` (its ``deadline`` expired), the database was
+    away, or something broke."""
     if time_limit is not None and deadline.expired():
         logger.warning("%s.run_timeout seconds=%s", surface, time_limit)
         return run_timeout_failure(time_limit)
+    handled = sys.exc_info()[1]
+    fault = database_fault(handled) if handled is not None else None
+    if fault is not None:
+        logger.warning("%s.database_%s: %s", surface, fault, handled)
+        return StreamFailure(fault, UNAVAILABLE[fault])
     logger.exception("%s.stream_failed", surface)
     return INTERNAL_FAILURE

@@ -2,8 +2,11 @@
 
 A check is an async callable that returns when its dependency serves and
 raises ``NotReady`` (or any error) saying why when it does not. Checks run
-concurrently, each bounded by ``timeout`` seconds, so a database that hangs
-makes the process not-ready rather than making the probe time out.
+concurrently, and the verdict waits for them ``timeout`` seconds at most,
+so a database that hangs makes the process not-ready rather than making the
+probe time out (a Kubernetes probe's default timeout is 1 s). A check still
+going when its time is up goes on alone, and is not started again while it
+does: a stalled database cannot pile up one blocked check per probe.
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from langgraph_openai_serve.operations.lifecycle import Lifecycle
 
 Check = Callable[[], Awaitable[None]]
 
-CHECK_TIMEOUT = 2.0
-"""Seconds one dependency check may take before it counts as failed."""
+CHECK_TIMEOUT = 0.8
+"""Seconds the verdict waits for its checks: a check not done by then
+counts as failed."""
 
 
 class NotReady(Exception):
@@ -59,24 +63,45 @@ class Readiness:
         self.checks = dict(checks or {})
         self.stopping_reason = stopping_reason
         self.timeout = timeout
+        self._running: dict[str, asyncio.Future[None]] = {}
+        """Checks that outlived a verdict, by name, while they go on."""
 
     async def verdict(self) -> Verdict:
         if self.lifecycle.draining:
             return Verdict(False, self.stopping_reason)
         if not self.lifecycle.started:
             return Verdict(False, "starting")
-        names = list(self.checks)
-        outcomes = await asyncio.gather(*(self._run(name) for name in names))
-        checks = dict(zip(names, outcomes, strict=True))
+        tasks = {name: self._started(name) for name in self.checks}
+        if tasks:
+            await asyncio.wait(tasks.values(), timeout=self.timeout)
+        checks = {name: self._said(name, task) for name, task in tasks.items()}
         failed = [f"{name}: {said}" for name, said in checks.items() if said != "ok"]
         return Verdict(not failed, failed[0] if failed else None, checks)
 
-    async def _run(self, name: str) -> str:
-        try:
-            async with asyncio.timeout(self.timeout):
-                await self.checks[name]()
-        except TimeoutError:
+    def _started(self, name: str) -> asyncio.Future[None]:
+        """The check's task: the one still going from an earlier verdict, or
+        a new one."""
+        running = self._running.get(name)
+        if running is not None and not running.done():
+            return running
+        task = asyncio.ensure_future(self.checks[name]())
+        self._running[name] = task
+        task.add_done_callback(_retrieved)
+        return task
+
+    def _said(self, name: str, task: asyncio.Future[None]) -> str:
+        if not task.done():
             return f"no answer within {self.timeout:g} s"
-        except Exception as error:  # any failure is the answer, never a 500
-            return str(error) or type(error).__name__
-        return "ok"
+        self._running.pop(name, None)
+        if task.cancelled():
+            return "cancelled"
+        error = task.exception()
+        if error is None:
+            return "ok"
+        return str(error) or type(error).__name__  # any failure is the answer
+
+
+def _retrieved(task: asyncio.Future[None]) -> None:
+    """A check's failure is its verdict's answer, never an unretrieved error."""
+    if not task.cancelled():
+        task.exception()

@@ -51,7 +51,12 @@ class PostgresBackend:
     worker's concurrency); ``concurrency``: jobs running at once in this
     process when there is no queue; ``stalled_timeout``: seconds without a
     heartbeat after which a worker's jobs run again; ``count_reruns``: count
-    the stalled jobs this process puts back (metrics are on).
+    the stalled jobs this process puts back (metrics are on); ``timeout``:
+    the seconds one database operation of a store may take, its pool
+    checkout included (``None``: unbounded); ``connect_timeout``: the seconds
+    a new connection may take; ``queue_wait``: the seconds the queue's own
+    connections (a worker's heartbeat, fetches and listener) wait for the
+    database before its worker starts over.
     """
 
     def __init__(
@@ -63,6 +68,9 @@ class PostgresBackend:
         concurrency: int = 8,
         stalled_timeout: float = 30.0,
         count_reruns: bool = False,
+        timeout: float | None = 5.0,
+        connect_timeout: int = 3,
+        queue_wait: float = 30.0,
     ) -> None:
         from psycopg import AsyncConnection
         from psycopg.rows import DictRow, dict_row
@@ -76,8 +84,14 @@ class PostgresBackend:
                 min_size=2,
                 max_size=pool_size,
                 open=False,
-                kwargs={**POOL_KWARGS, "row_factory": dict_row},
-            )
+                timeout=timeout if timeout is not None else 30.0,
+                kwargs={
+                    **POOL_KWARGS,
+                    "row_factory": dict_row,
+                    "connect_timeout": connect_timeout,
+                },
+            ),
+            deadline=timeout,
         )
         self.responses = PostgresResponseStore(self.database)
         self.conversations = PostgresConversationStore(self.database)
@@ -88,7 +102,11 @@ class PostgresBackend:
             import procrastinate
 
             app = procrastinate.App(
-                connector=procrastinate.PsycopgConnector(conninfo=conninfo)
+                connector=procrastinate.PsycopgConnector(
+                    conninfo=conninfo,
+                    timeout=queue_wait,
+                    kwargs={"connect_timeout": connect_timeout},
+                )
             )
             self.jobs = self._queue = ProcrastinateQueue(
                 app,
@@ -148,7 +166,7 @@ class PostgresBackend:
     async def setup(self) -> None:
         """Create or migrate LGOS's tables, procrastinate's schema (with the
         queue) and the checkpoint tables of durable runs; idempotent."""
-        async with await self.database.connection() as conn:
+        async with await self.database.connection(deadline=None) as conn:
             await migrate(conn)
         if self._queue is not None:
             await self._setup_queue(self._queue)

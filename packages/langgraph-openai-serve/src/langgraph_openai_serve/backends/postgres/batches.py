@@ -16,7 +16,7 @@ import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from langgraph_openai_serve.backends.postgres.database import Database
+from langgraph_openai_serve.backends.postgres.database import Database, read_only
 from langgraph_openai_serve.batches.protocol import (
     OVERDUE_PAGE,
     BatchLine,
@@ -38,6 +38,7 @@ class PostgresBatchStore:
     """A ``BatchStore`` on the backend's ``Database``."""
 
     def __init__(self, database: Database) -> None:
+        self._database = database
         self._connection = database.connection
 
     async def create(self, scope: str, batch: dict[str, Any], enqueue: Enqueue) -> None:
@@ -48,6 +49,7 @@ class PostgresBatchStore:
             )
             await enqueue(conn)
 
+    @read_only
     async def get(self, batch_id: str, scope: str) -> dict[str, Any] | None:
         async with await self._connection() as conn:
             cursor = await conn.execute(
@@ -57,6 +59,7 @@ class PostgresBatchStore:
             row = await cursor.fetchone()
         return _public(row) if row is not None else None
 
+    @read_only
     async def page(
         self, scope: str, after: str | None, limit: int
     ) -> tuple[list[dict[str, Any]], bool]:
@@ -69,6 +72,7 @@ class PostgresBatchStore:
             rows = await cursor.fetchall()
         return [_public(row) for row in rows[:limit]], len(rows) > limit
 
+    @read_only
     async def read(self, batch_id: str) -> StoredBatch | None:
         async with await self._connection() as conn:
             cursor = await conn.execute(
@@ -145,6 +149,7 @@ class PostgresBatchStore:
             await enqueue(conn, taken)
         return taken
 
+    @read_only
     async def claimed(self, batch_id: str) -> int:
         async with await self._connection() as conn:
             cursor = await conn.execute(
@@ -153,6 +158,7 @@ class PostgresBatchStore:
             row = await cursor.fetchone()
         return int(row["next_chunk"]) if row is not None else 0
 
+    @read_only
     async def pending(self, batch_id: str, first: int, last: int) -> list[BatchLine]:
         async with await self._connection() as conn:
             cursor = await conn.execute(
@@ -209,9 +215,10 @@ class PostgresBatchStore:
             )
 
     async def results(self, batch_id: str, *, failed: bool) -> AsyncIterator[str]:
-        # A server-side cursor: the lines stream, never all in memory at once.
+        # A server-side cursor: the lines stream, never all in memory at once,
+        # for as long as the Files API takes them (no deadline).
         async with (
-            await self._connection() as conn,
+            await self._connection(deadline=None) as conn,
             conn.transaction(),
             conn.cursor(name="lgos_batch_results") as cursor,
         ):
@@ -223,6 +230,7 @@ class PostgresBatchStore:
             async for row in cursor:
                 yield row["result"]
 
+    @read_only
     async def overdue(self, now: float) -> list[str]:
         # The partial index holds only the open batches, by window end.
         async with await self._connection() as conn:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from langgraph_openai_serve.backends.postgres.database import Database
+from langgraph_openai_serve.backends.postgres.database import Database, read_only
 from langgraph_openai_serve.conversations.errors import ConversationLockedError
 from langgraph_openai_serve.conversations.pages import (
     AfterItemNotFound,
@@ -39,6 +39,7 @@ class PostgresConversationStore:
     """A ``ConversationStore`` on the backend's ``Database``."""
 
     def __init__(self, database: Database) -> None:
+        self._database = database
         self._connection = database.connection
 
     async def create(
@@ -59,6 +60,7 @@ class PostgresConversationStore:
             )
             await conn.execute(_APPEND_TURN, (conversation.id, None, Jsonb(items)))
 
+    @read_only
     async def get(self, conversation_id: str, scope: str) -> Conversation | None:
         row = await self._one(
             "SELECT id, created_at, metadata FROM lgos_conversations "
@@ -86,6 +88,7 @@ class PostgresConversationStore:
         )
         return row is not None
 
+    @read_only
     async def items(
         self, conversation_id: str, scope: str
     ) -> list[dict[str, Any]] | None:
@@ -101,6 +104,7 @@ class PostgresConversationStore:
             return None
         return [row["item"] for row in rows if row["item"] is not None]
 
+    @read_only
     async def page(
         self,
         conversation_id: str,
@@ -206,6 +210,7 @@ class PostgresConversationStore:
             (conversation_id, holder),
         )
 
+    @read_only
     async def item(
         self, conversation_id: str, item_id: str, scope: str
     ) -> dict[str, Any] | None:

@@ -5,6 +5,20 @@ them all: kept Responses, Conversations, batches, the queue's statistics
 and the checkpoints of durable runs. The pool is opened lazily, inside the
 event loop, so building a server connects to nothing; the backend closes it.
 
+Every wait on the database is bounded: a new connection by
+``connect_timeout``, a checkout by the pool's ``timeout``, and a whole
+``connection()`` block (checkout, statements, return) by ``deadline``
+(``operations/outages.py``), so a database that stalls costs a request a
+few seconds and a 503, not the outage's length. Blocks that may rightly run
+long (a batch's results streamed to the Files API, migrations) ask for
+``connection(deadline=None)``.
+
+A connection the database broke (a failover, a restart, a terminated
+backend) fails its first statement; the pool then checks every idle
+connection (``heal``), replacing the dead ones, so the next request gets a
+live one. A read (``@read_only``: a statement that changes nothing, safe to send
+again) waits for that check and is tried once more instead of failing.
+
 The pool must follow the rules LangGraph's adapters and the run coordinator
 share: autocommit, ``prepare_threshold=0`` and dict rows.
 """
@@ -12,29 +26,70 @@ share: autocommit, ``prepare_threshold=0`` and dict rows.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import contextlib
+import functools
+import logging
+from collections.abc import Callable, Coroutine
+from types import TracebackType
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
+
+from langgraph_openai_serve.operations.outages import (
+    DatabaseTimeout,
+    Deadline,
+    database_fault,
+)
+
+logger = logging.getLogger("langgraph_openai_serve")
 
 POOL_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}
 """Connection settings of the pool (the backend adds dict rows)."""
 
+_UNBOUNDED: Any = object()
+
 
 class Database:
-    """One pool, opened when the first connection is asked for."""
+    """One pool, opened when the first connection is asked for;
+    ``deadline``: the seconds a ``connection()`` block may take."""
 
-    def __init__(self, pool: Any) -> None:
+    def __init__(self, pool: Any, *, deadline: float | None = None) -> None:
         self.pool = pool
+        self.deadline = deadline
         self._opened = False
         self._lock: asyncio.Lock | None = None
+        self._healing: asyncio.Task[None] | None = None
 
     @property
     def conninfo(self) -> str:
         return str(self.pool.conninfo)
 
-    async def connection(self) -> Any:
-        """A pooled connection (``async with``), opening the pool on first use."""
+    async def connection(
+        self, *, deadline: float | None = _UNBOUNDED
+    ) -> contextlib.AbstractAsyncContextManager[Any] | _Bounded:
+        """A pooled connection (``async with``), opening the pool on first
+        use; the block is bounded by ``deadline`` (the database's own unless
+        given; ``None``: unbounded)."""
         if not self._opened:
             await self.open()
-        return self.pool.connection()
+        seconds = self.deadline if deadline is _UNBOUNDED else deadline
+        if seconds is None:
+            return self.pool.connection()  # type: ignore[no-any-return]
+        return _Bounded(self, seconds)
+
+    def heal(self) -> asyncio.Task[None]:
+        """Check the pool's idle connections, replacing the dead ones (one
+        check at a time; a caller during one shares it)."""
+        if self._healing is None or self._healing.done():
+            self._healing = asyncio.create_task(self._check())
+        return self._healing
+
+    async def _check(self) -> None:
+        try:
+            async with Deadline(self.deadline or 30.0):
+                await self.pool.check()
+        except Exception as error:  # the next fault checks again
+            logger.warning("database.check_failed: %s", error)
+        else:
+            logger.info("database.checked idle connections")
 
     async def open(self) -> None:
         if self._lock is None:
@@ -48,3 +103,84 @@ class Database:
         if self._opened:
             await self.pool.close()
             self._opened = False
+
+
+class _Bounded:
+    """A pooled connection whose block ``Deadline`` bounds; a connection the
+    database broke has the pool checked (a class, not a generator: every
+    statement of a store goes through it)."""
+
+    __slots__ = ("_database", "_deadline", "_pooled")
+
+    def __init__(self, database: Database, seconds: float) -> None:
+        self._database = database
+        self._deadline = Deadline(seconds)
+        self._pooled: Any = None
+
+    async def __aenter__(self) -> Any:
+        await self._deadline.__aenter__()
+        self._pooled = self._database.pool.connection()
+        try:
+            return await self._pooled.__aenter__()
+        except BaseException as error:
+            await self._left(error)
+            raise
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        try:
+            await self._pooled.__aexit__(exc_type, exc, traceback)
+        except BaseException as error:
+            await self._left(error)
+            raise
+        await self._left(exc)
+
+    async def _left(self, error: BaseException | None) -> None:
+        """Leave the deadline (a ``DatabaseTimeout`` when it fired)."""
+        if error is not None and broke_connection(error):
+            self._database.heal()
+        await self._deadline.__aexit__(
+            type(error) if error is not None else None,
+            error,
+            error.__traceback__ if error is not None else None,
+        )
+
+
+def broke_connection(error: BaseException) -> bool:
+    """The database broke or refused the connection (not a deadline: a
+    stalled database is not asked again at once)."""
+    return database_fault(error) == "database_unavailable" and not isinstance(
+        error, DatabaseTimeout
+    )
+
+
+class _HasDatabase(Protocol):
+    _database: Database
+
+
+S = TypeVar("S", bound=_HasDatabase)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def read_only(
+    method: Callable[Concatenate[S, P], Coroutine[Any, Any, R]],
+) -> Callable[Concatenate[S, P], Coroutine[Any, Any, R]]:
+    """A store method that only reads: when the database broke its
+    connection, it is tried once more on a checked pool."""
+
+    @functools.wraps(method)
+    async def call(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return await method(self, *args, **kwargs)
+        except Exception as error:
+            if not broke_connection(error):
+                raise
+            await asyncio.shield(self._database.heal())
+        return await method(self, *args, **kwargs)
+
+    return call

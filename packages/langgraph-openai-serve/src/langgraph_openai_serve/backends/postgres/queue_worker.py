@@ -5,6 +5,12 @@ until ``stop()`` (the process's signal handler calls it); ``check()`` is
 the worker's readiness: registered in the queue and heartbeating, as the
 other workers see it (a heartbeat older than the stalled timeout makes them
 run its jobs again).
+
+procrastinate stops its worker when the database breaks the heartbeat or
+the listener (a restart, a connection refused for longer than its pool
+waits). The process does not stop with it: the loop waits until the
+database answers, then starts a new worker, which registers again and takes
+jobs, the handed-back ones first among them.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from langgraph_openai_serve.operations.outages import database_fault
 from langgraph_openai_serve.operations.readiness import NotReady
 
 if TYPE_CHECKING:
@@ -53,20 +60,28 @@ class QueueWorker:
         self.heartbeat_interval = heartbeat_interval
         self._sweep = sweep
         self._opening = opening
-        self._worker = Worker(
-            app=app,
-            queues=[queue],
-            concurrency=concurrency,
-            # The process handles SIGTERM and SIGINT itself (``stop``), so it
-            # can turn not-ready before the worker stops taking jobs.
-            install_signal_handlers=False,
-            shutdown_graceful_timeout=shutdown_timeout,
-            update_heartbeat_interval=heartbeat_interval,
-            stalled_worker_timeout=stalled_timeout,
-            delete_jobs="successful",
-        )
+
+        def new_worker() -> Worker:
+            return Worker(
+                app=app,
+                queues=[queue],
+                concurrency=concurrency,
+                # The process handles SIGTERM and SIGINT itself (``stop``), so
+                # it can turn not-ready before the worker stops taking jobs.
+                install_signal_handlers=False,
+                shutdown_graceful_timeout=shutdown_timeout,
+                update_heartbeat_interval=heartbeat_interval,
+                stalled_worker_timeout=stalled_timeout,
+                delete_jobs="successful",
+            )
+
+        self._new_worker = new_worker
+        self._worker = new_worker()
         self._stop_requested = False
         self._stopping = asyncio.Event()
+        self.restarts = 0
+        """Times the loop started procrastinate's worker again after the
+        database took it down."""
 
     async def run(self) -> None:
         """Take and run jobs until ``stop()``; then finish or hand back the
@@ -77,12 +92,41 @@ class QueueWorker:
             asyncio.create_task(self._heartbeat_while_stopping()),
         ]
         try:
-            if not self._stop_requested:
-                await self._worker.run()  # type: ignore[no-untyped-call]
+            while not self._stop_requested:
+                await self._run_once()
+                if self._stop_requested:
+                    break
+                # procrastinate stops its worker when the database broke its
+                # heartbeat or its listener: take jobs again once it is back.
+                await self._database_back()
+                self._worker = self._new_worker()
+                self.restarts += 1
+                logger.warning("background.worker_restarted restarts=%d", self.restarts)
         finally:
             for helper in helpers:
                 helper.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
+
+    async def _run_once(self) -> None:
+        try:
+            await self._worker.run()  # type: ignore[no-untyped-call]
+        except Exception as error:
+            if database_fault(error) is None:
+                raise
+            logger.warning("background.worker_lost_database: %s", error)
+
+    async def _database_back(self) -> None:
+        """Return once the queue's database answers again (or a stop came)."""
+        delay = 0.2
+        while not self._stop_requested:
+            try:
+                if await self.app.check_connection_async():
+                    return
+            except Exception as error:
+                if database_fault(error) is None:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)
 
     async def _sweep_forever(self) -> None:
         """Retry stalled jobs every ``stalled_check_interval`` seconds."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
-from langgraph_openai_serve.backends.postgres.database import Database
+from langgraph_openai_serve.backends.postgres.database import Database, read_only
 from langgraph_openai_serve.backends.postgres.notify import (
     NOTIFY,
     ResponseListener,
@@ -66,9 +66,10 @@ class PostgresResponseStore:
         poll_interval: float = 1.0,
         listener: ResponseListener | None = None,
     ) -> None:
+        self._database = database
         self._connection = database.connection
         self._listener = listener or ResponseListener(database.conninfo)
-        self._saves = SaveBatcher(self._connection)
+        self._saves = SaveBatcher(self._connection, database.heal)
         """Concurrent saves share statements (``saves.py``)."""
         self.idempotency_ttl = idempotency_ttl
         self.poll_interval = poll_interval
@@ -139,6 +140,7 @@ class PostgresResponseStore:
         )
         return await cursor.fetchone()
 
+    @read_only
     async def get(self, response_id: str, scope: str) -> dict[str, Any] | None:
         row = await self._one(
             "SELECT snapshot FROM lgos_background_responses "
@@ -147,6 +149,7 @@ class PostgresResponseStore:
         )
         return row["snapshot"] if row else None
 
+    @read_only
     async def job(self, response_id: str) -> BackgroundJob | None:
         row = await self._one(
             "SELECT job FROM lgos_background_responses WHERE id = %s", (response_id,)
@@ -320,6 +323,7 @@ class PostgresResponseStore:
         )
         return row is not None
 
+    @read_only
     async def cancel_requested(self, response_id: str) -> bool:
         row = await self._one(
             "SELECT cancel_requested FROM lgos_background_responses WHERE id = %s",
@@ -340,6 +344,7 @@ class PostgresResponseStore:
         )
         await self._saves.save(row)
 
+    @read_only
     async def input_items(
         self, response_id: str, scope: str
     ) -> list[dict[str, Any]] | None:
@@ -350,6 +355,7 @@ class PostgresResponseStore:
         )
         return row["input_items"] if row else None
 
+    @read_only
     async def chain(self, response_id: str, scope: str) -> list[StoredTurn] | None:
         async with await self._connection() as conn:
             cursor = await conn.execute(CHAIN, (response_id, scope, scope))
@@ -367,7 +373,8 @@ class PostgresResponseStore:
         return row is not None
 
     async def delete_expired(self, before: dt.datetime) -> int:
-        async with await self._connection() as conn:
+        # A sweep, not a request: it may take long on a large store.
+        async with await self._connection(deadline=None) as conn:
             cursor = await conn.execute(
                 "DELETE FROM lgos_background_responses "
                 "WHERE created_at < %s AND snapshot->>'status' = ANY(%s)",

@@ -13,13 +13,21 @@ A statement is all or nothing (autocommit), so when one of several rows
 fails (an id that exists already), no row was written and each is tried
 again on its own: only the failing save fails. A save whose caller went away
 while it waited is still written, as one already sent would be.
+
+The Response of a save was answered already, so a connection the database
+broke does not lose it: the save goes again on a checked pool, and is
+written, or was already (its id exists: the first try reached the
+database).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
+
+from langgraph_openai_serve.backends.postgres.database import broke_connection
 
 Row = tuple[Any, Any, Any, Any]
 """id, scope, snapshot and input items, adapted for psycopg."""
@@ -41,17 +49,38 @@ def insert_statement(rows: int) -> str:
 class SaveBatcher:
     """Writes saved rows, one statement for all the saves that waited.
 
-    ``connection`` gives a pooled connection (``async with``).
+    ``connection`` gives a pooled connection (``async with``); ``heal``
+    checks the pool after the database broke a connection.
     """
 
-    def __init__(self, connection: Callable[[], Awaitable[Any]]) -> None:
+    def __init__(
+        self,
+        connection: Callable[[], Awaitable[Any]],
+        heal: Callable[[], Awaitable[None]],
+    ) -> None:
         self._connection = connection
+        self._heal = heal
         self._waiting: list[tuple[Row, asyncio.Future[None]]] = []
         self._writing = False
         self._drain: asyncio.Task[None] | None = None
 
     async def save(self, row: Row) -> None:
         """Write ``row``; return once it is stored (raise if it failed)."""
+        try:
+            await self._save(row)
+        except Exception as error:
+            if not broke_connection(error):
+                raise
+            await asyncio.shield(self._heal())
+            await self._save_again(row)
+
+    async def _save_again(self, row: Row) -> None:
+        from psycopg.errors import UniqueViolation
+
+        with contextlib.suppress(UniqueViolation):
+            await self._save(row)
+
+    async def _save(self, row: Row) -> None:
         if self._writing:
             future = asyncio.get_running_loop().create_future()
             self._waiting.append((row, future))

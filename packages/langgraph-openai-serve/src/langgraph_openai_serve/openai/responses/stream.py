@@ -36,6 +36,7 @@ async def stream_frames(
     keep: Callable[[dict[str, Any]], Awaitable[None]] | None = None,
     watch: RunWatch = NO_WATCH,
     opened: bool = False,
+    passes: Callable[[Exception], object] | None = None,
 ) -> AsyncIterator[bytes]:
     """Encode a run; a failure ends with ``error`` and ``response.failed``.
 
@@ -46,6 +47,8 @@ async def stream_frames(
     client that has it can retrieve or continue it at once. ``watch``
     records how the run went. ``opened``: the stream's first events were
     made already (a background run stores them with its ``in_progress``).
+    ``passes``: errors that do not end the stream but go to its consumer (a
+    background run waits out a database fault instead of failing).
     """
     watch.start()
     if not opened:
@@ -86,6 +89,8 @@ async def stream_frames(
                         await keep(encoder.terminal)  # type: ignore[arg-type]
                     yield frame
     except Exception as exc:
+        if passes is not None and passes(exc):
+            raise
         failure = stream_failure(deadline, time_limit, "responses")
         if log is not None:
             log.stream_outcome = "failed"

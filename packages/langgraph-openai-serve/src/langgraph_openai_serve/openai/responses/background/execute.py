@@ -42,8 +42,10 @@ from langgraph_openai_serve.openai.stream_failure import (
     StreamFailure,
     refusal_failure,
 )
+from langgraph_openai_serve.operations.outages import database_fault
 from langgraph_openai_serve.responses.protocol import (
     TERMINAL_STATUSES,
+    Attempt,
     BackgroundJob,
     ResponseStore,
 )
@@ -53,16 +55,35 @@ logger = logging.getLogger("langgraph_openai_serve")
 
 LEASE_WAIT_SECONDS = 10.0
 """How long a worker waits for an interrupt run's lease before failing it."""
+HAND_BACK_PATIENCE = 120.0
+"""Seconds a run a database fault stopped waits for the database to take its
+hand-back."""
 
 
 async def execute(state: ServeState, response_id: str) -> None:
     """Run the queued job of ``response_id`` (the task's handler), storing
     its events and its end; return when it ended, raise ``CancelledError``
-    when its worker stops (the store then counts a hand-back)."""
+    when its worker stops (the store then counts a hand-back).
+
+    A database fault is not the run's fault: the run is handed back (once
+    the database takes the hand-back) and the error raised, so the queue
+    runs the job again (a durable run from its last checkpoint)."""
     runtime = state.background
     assert runtime is not None, "the server runs no background Responses"
+    attempt = await runtime.store.start_attempt(response_id)
+    try:
+        await _run(state, runtime, attempt)
+    except Exception as error:
+        if database_fault(error) is None:
+            raise
+        logger.warning("background.database_fault response=%s: %s", response_id, error)
+        await _hand_back_when_possible(runtime.store, response_id)
+        state.observer.rerun("database")
+        raise
+
+
+async def _run(state: ServeState, runtime: BackgroundRuntime, attempt: Attempt) -> None:
     store = runtime.store
-    attempt = await store.start_attempt(response_id)
     current, job = attempt.snapshot, attempt.job
     if current is None or job is None or current.get("status") in TERMINAL_STATUSES:
         return  # gone, ended while queued (cancelled), or a duplicate delivery
@@ -121,7 +142,10 @@ async def execute(state: ServeState, response_id: str) -> None:
         run = opened.run
         try:
             events = run_graph(run, stream=True, statuses=True)
-            async for _ in stream_frames(events, encoder, watch=watch, opened=True):
+            frames = stream_frames(
+                events, encoder, watch=watch, opened=True, passes=database_fault
+            )
+            async for _ in frames:
                 if encoder.terminal is None and recorded.pending:
                     # The end is stored with its status.
                     await store.append_events(job.response_id, recorded.take())
@@ -134,6 +158,9 @@ async def execute(state: ServeState, response_id: str) -> None:
         await asyncio.shield(stopped)
         raise
     except Exception as exc:
+        if database_fault(exc) is not None:
+            watch.discard("handed_back")
+            raise
         watch.finish("failed", error=exc)
         terminal = _failed(job.response_id, encoder, recorded, exc)
     if terminal is None:  # pragma: no cover - the encoder always ends a stream
@@ -295,6 +322,26 @@ async def _stopped(
         watch.discard("handed_back")
         await store.hand_back(job.response_id)
         state.observer.rerun("handed_back")
+
+
+async def _hand_back_when_possible(store: ResponseStore, response_id: str) -> None:
+    """Record the hand-back of a run a database fault stopped, once the
+    database takes it (within ``HAND_BACK_PATIENCE`` seconds): then the
+    fault does not count as a lost run. Past that the run counts as lost."""
+    waited, delay = 0.0, 0.5
+    while True:
+        try:
+            await store.hand_back(response_id)
+            return
+        except Exception as error:
+            if database_fault(error) is None or waited >= HAND_BACK_PATIENCE:
+                logger.error(
+                    "background.hand_back_failed response=%s: %s", response_id, error
+                )
+                return
+        await asyncio.sleep(delay)
+        waited += delay
+        delay = min(delay * 2, 5.0)
 
 
 def _lost_error(lost: int) -> dict[str, str]:

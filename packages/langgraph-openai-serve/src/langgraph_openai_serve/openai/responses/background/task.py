@@ -18,6 +18,7 @@ from typing import Any
 
 from langgraph_openai_serve.jobs.protocol import Job, JobArgs, Task
 from langgraph_openai_serve.jobs.retry import every
+from langgraph_openai_serve.operations.outages import database_fault
 from langgraph_openai_serve.responses.protocol import ResponseStore
 
 TASK_NAME = "lgos.run_background_response"
@@ -80,10 +81,21 @@ async def _watch_cancel(
     later, not beside the run's own first statements."""
     while not run.done():
         await asyncio.sleep(interval)
-        if not run.done() and await store.cancel_requested(response_id):
+        if not run.done() and await _cancel_asked(store, response_id):
             run.cancel()
             return True
     return False
+
+
+async def _cancel_asked(store: ResponseStore, response_id: str) -> bool:
+    """Whether the client asked to cancel; a database that is away has not
+    been asked (the next look asks again)."""
+    try:
+        return await store.cancel_requested(response_id)
+    except Exception as error:
+        if database_fault(error) is None:
+            raise
+        return False
 
 
 def _cancelled_for_the_client(watcher: asyncio.Task[bool]) -> bool:

@@ -1,0 +1,251 @@
+"""A background run never fails because the database blinked.
+
+A server and a worker loop of this process share a real PostgreSQL of this
+module's own (``lgos_testkit.postgres``). A run is held in its second node
+while the database resets every connection, or refuses connections; the
+run's next write meets the fault, the run is handed back once the database
+takes it, and the queue runs it again from its last checkpoint: it ends
+``completed``, with its answer, never ``failed``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import openai
+import psycopg
+import pytest
+from langchain_core.messages import AIMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph_openai_serve import (
+    GraphConfig,
+    GraphFeature,
+    GraphRegistry,
+    LanggraphOpenaiServe,
+    Settings,
+)
+from langgraph_openai_serve.backends.postgres import PostgresBackend
+from lgos_testkit import async_wait_until
+from lgos_testkit.postgres import FaultyPostgres
+
+pytestmark = pytest.mark.anyio
+
+PROMPT = 60.0
+
+
+class Held:
+    """A second node that waits for ``release``, counting its runs."""
+
+    def __init__(self) -> None:
+        self.entered = asyncio.Event()
+        self.release = asyncio.Event()
+        self.runs = 0
+
+    async def node(self, state: MessagesState) -> dict[str, list[AIMessage]]:
+        self.runs += 1
+        self.entered.set()
+        await self.release.wait()
+        return {"messages": [AIMessage(content="released")]}
+
+
+def _graph(held: Held):
+    builder = StateGraph(MessagesState)
+    builder.add_node("first", lambda state: {"messages": []})
+    builder.add_node("held", held.node)
+    builder.add_edge(START, "first")
+    builder.add_edge("first", "held")
+    builder.add_edge("held", END)
+    return builder.compile()
+
+
+@pytest.fixture(scope="module")
+def database() -> Iterator[FaultyPostgres]:
+    server = FaultyPostgres()
+    try:
+        asyncio.run(_set_up(server.url))
+        yield server
+    finally:
+        server.close()
+
+
+async def _set_up(url: str) -> None:
+    backend = PostgresBackend(url)
+    try:
+        await backend.setup()
+    finally:
+        await backend.close()
+
+
+@pytest.fixture
+def held() -> Held:
+    return Held()
+
+
+@dataclass
+class Fleet:
+    http: httpx.AsyncClient
+    worker: Any
+
+
+@pytest.fixture
+async def fleet(database: FaultyPostgres, held: Held) -> AsyncIterator[Fleet]:
+    registry = GraphRegistry(
+        registry={
+            "held": GraphConfig(
+                graph=_graph(held),
+                description="held in its second node",
+                features={GraphFeature.BACKGROUND},
+            )
+        }
+    )
+    server = LanggraphOpenaiServe(
+        graphs=registry,
+        settings=Settings(
+            BACKGROUND_BACKEND="postgres",
+            RESPONSE_STORE="postgres",
+            DATABASE_URL=database.url,
+            DATABASE_TIMEOUT=1.0,
+            QUEUE_DATABASE_WAIT=2.0,
+        ),
+    ).bind_openai_api()
+    await registry.resolve_all()
+    services = server.services
+    worker = services.backend.jobs.worker(
+        concurrency=2,
+        shutdown_timeout=5.0,
+        heartbeat_interval=1.0,
+        stalled_check_interval=3600.0,
+    )
+    running = asyncio.create_task(worker.run())
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=server.app), base_url="http://lgos.test"
+    ) as client:
+        yield Fleet(client, worker)
+    held.release.set()
+    worker.stop()
+    await running
+    await services.close()
+    await services.backend.close()
+
+
+async def _submit(http: httpx.AsyncClient) -> str:
+    queued = await http.post(
+        "/v1/responses", json={"model": "held", "input": "Go", "background": True}
+    )
+    assert queued.status_code == 200, queued.text
+    return str(queued.json()["id"])
+
+
+async def _submit_retried(http: httpx.AsyncClient) -> str:
+    """A submission as the SDK makes it: a 503 is retried (one
+    Idempotency-Key for all tries)."""
+    client = openai.AsyncOpenAI(
+        base_url="http://lgos.test/v1", api_key="x", http_client=http
+    )
+    queued = await client.responses.create(model="held", input="Go", background=True)
+    return queued.id
+
+
+async def _settled(http: httpx.AsyncClient, response_id: str) -> dict:
+    found: dict = {}
+
+    async def ended() -> bool:
+        answer = await http.get(f"/v1/responses/{response_id}")
+        if answer.status_code != 200:
+            return False  # the database may still be coming back
+        found.update(answer.json())
+        return found["status"] in ("completed", "failed", "cancelled", "incomplete")
+
+    await async_wait_until(ended, PROMPT, "the background run to end")
+    return found
+
+
+def _runs_lost(database: FaultyPostgres, response_id: str) -> int:
+    """Attempts that ended with neither an end nor a hand-back (what the
+    store counts against ``LGOS_BACKGROUND_MAX_ATTEMPTS``)."""
+    with psycopg.connect(database.url) as conn:
+        row = conn.execute(
+            "SELECT attempts_started - attempts_handed_back - 1 "
+            "FROM lgos_background_responses WHERE id = %s",
+            (response_id,),
+        ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _faulted(caplog: pytest.LogCaptureFixture):
+    async def seen() -> bool:
+        return any("background.database_fault" in r.message for r in caplog.records)
+
+    return seen
+
+
+async def test_a_run_whose_connections_the_database_reset_completes(
+    fleet, database, held
+):
+    http = fleet.http
+    response_id = await _submit(http)
+    await asyncio.wait_for(held.entered.wait(), PROMPT)
+
+    database.terminate_clients()  # the run's pooled connections die under it
+    held.release.set()
+    ended = await _settled(http, response_id)
+
+    assert ended["status"] == "completed", ended
+    assert ended["output"][-1]["content"][0]["text"] == "released"
+    assert _runs_lost(database, response_id) == 0
+    assert _runs_lost(database, response_id) == 0
+
+
+async def test_a_run_that_meets_a_refusing_database_completes_once_it_is_back(
+    fleet, database, held, caplog
+):
+    http = fleet.http
+    caplog.set_level(logging.WARNING, logger="langgraph_openai_serve")
+    response_id = await _submit(http)
+    await asyncio.wait_for(held.entered.wait(), PROMPT)
+
+    with database.refusing():
+        held.release.set()
+        await async_wait_until(_faulted(caplog), PROMPT, "the run to meet the fault")
+    ended = await _settled(http, response_id)
+
+    assert ended["status"] == "completed", ended
+    assert ended["output"][-1]["content"][0]["text"] == "released"
+    assert _runs_lost(database, response_id) == 0
+
+
+async def test_after_a_database_restart_the_worker_takes_new_runs(
+    fleet, database, held
+):
+    held.release.set()
+    await _settled(fleet.http, await _submit_retried(fleet.http))
+
+    database.restart()  # every connection dies: the pool's, the worker's, its listener
+    ended = await _settled(fleet.http, await _submit_retried(fleet.http))
+
+    assert ended["status"] == "completed", ended
+
+
+async def test_a_worker_the_database_refused_takes_runs_again_once_it_is_back(
+    fleet, database, held, caplog
+):
+    caplog.set_level(logging.ERROR, logger="procrastinate")
+    held.release.set()
+    await _settled(fleet.http, await _submit_retried(fleet.http))  # it takes jobs
+
+    async def worker_down() -> bool:  # its heartbeat failed: it stopped
+        return any(r.name.startswith("procrastinate") for r in caplog.records)
+
+    # Longer than the queue's connections wait (QUEUE_DATABASE_WAIT).
+    with database.refusing():
+        await async_wait_until(worker_down, PROMPT, "procrastinate to stop its worker")
+    ended = await _settled(fleet.http, await _submit_retried(fleet.http))
+
+    assert ended["status"] == "completed", ended
+    assert fleet.worker.restarts == 1
