@@ -9,6 +9,9 @@
 - ``postgres_backend_factory``: PostgreSQL backends on the session's server
   (``PostgresBackend`` options as keyword arguments), set up, emptied before
   the test's first, and closed after the test.
+- ``faulty_database`` (module): a PostgreSQL of the module's own with the
+  faults of a production database (``lgos_testkit.postgres``), set up as
+  ``lgos db-setup`` sets one up.
 - ``kept_backend`` (parametrized): a factory of empty backends keeping
   Responses for tests that drive them through the API
   (``make_client(graphs, backend=kept_backend)``): given the test's
@@ -21,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeAlias
 
 import psycopg
@@ -32,6 +35,7 @@ from langgraph_openai_serve.backends.memory import MemoryBackend
 from langgraph_openai_serve.backends.memory.responses import InMemoryResponseStore
 from langgraph_openai_serve.backends.postgres import PostgresBackend
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
+from lgos_testkit.postgres import FaultyPostgres
 
 PostgresBackendFactory: TypeAlias = Callable[..., Awaitable[PostgresBackend]]
 BackendFactory: TypeAlias = Callable[[Settings], Backend]
@@ -167,3 +171,21 @@ async def jobs_running(
     finally:
         worker.stop()
         await running
+
+
+@pytest.fixture(scope="module")
+def faulty_database() -> Iterator[FaultyPostgres]:
+    server = FaultyPostgres()
+    try:
+        asyncio.run(_set_up(server.url))
+        yield server
+    finally:
+        server.close()
+
+
+async def _set_up(url: str) -> None:
+    backend = PostgresBackend(url)
+    try:
+        await backend.setup()
+    finally:
+        await backend.close()

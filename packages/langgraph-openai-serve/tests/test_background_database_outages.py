@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,7 +29,6 @@ from langgraph_openai_serve import (
     LanggraphOpenaiServe,
     Settings,
 )
-from langgraph_openai_serve.backends.postgres import PostgresBackend
 from lgos_testkit import async_wait_until
 from lgos_testkit.postgres import FaultyPostgres
 
@@ -63,22 +62,9 @@ def _graph(held: Held):
     return builder.compile()
 
 
-@pytest.fixture(scope="module")
-def database() -> Iterator[FaultyPostgres]:
-    server = FaultyPostgres()
-    try:
-        asyncio.run(_set_up(server.url))
-        yield server
-    finally:
-        server.close()
-
-
-async def _set_up(url: str) -> None:
-    backend = PostgresBackend(url)
-    try:
-        await backend.setup()
-    finally:
-        await backend.close()
+@pytest.fixture
+def database(faulty_database: FaultyPostgres) -> FaultyPostgres:
+    return faulty_database
 
 
 @pytest.fixture

@@ -13,13 +13,11 @@ restart.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import httpx
 import pytest
 from langgraph_openai_serve import GraphRegistry, LanggraphOpenaiServe, Settings
-from langgraph_openai_serve.backends.postgres import PostgresBackend
 from langgraph_openai_serve.testing import ScriptedChatModel
 from lgos_testkit import async_wait_until
 from lgos_testkit.postgres import FaultyPostgres
@@ -33,22 +31,9 @@ BACK_WITHIN = 30.0
 """How long the server may take to serve again once the database is back."""
 
 
-@pytest.fixture(scope="module")
-def database() -> Iterator[FaultyPostgres]:
-    server = FaultyPostgres()
-    try:
-        asyncio.run(_set_up(server.url))
-        yield server
-    finally:
-        server.close()
-
-
-async def _set_up(url: str) -> None:
-    backend = PostgresBackend(url)
-    try:
-        await backend.setup()
-    finally:
-        await backend.close()
+@pytest.fixture
+def database(faulty_database: FaultyPostgres) -> FaultyPostgres:
+    return faulty_database
 
 
 @pytest.fixture
