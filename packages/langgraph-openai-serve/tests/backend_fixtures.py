@@ -177,15 +177,7 @@ async def jobs_running(
 def faulty_database() -> Iterator[FaultyPostgres]:
     server = FaultyPostgres()
     try:
-        asyncio.run(_set_up(server.url))
+        asyncio.run(set_up_once(server.url))
         yield server
     finally:
         server.close()
-
-
-async def _set_up(url: str) -> None:
-    backend = PostgresBackend(url)
-    try:
-        await backend.setup()
-    finally:
-        await backend.close()
