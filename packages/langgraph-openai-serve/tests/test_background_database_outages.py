@@ -11,6 +11,7 @@ takes it, and the queue runs it again from its last checkpoint: it ends
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -76,10 +77,11 @@ def held() -> Held:
 class Fleet:
     http: httpx.AsyncClient
     worker: Any
+    listener: Any
+    """The API's listener of background events (its followers wait there)."""
 
 
-@pytest.fixture
-async def fleet(database: FaultyPostgres, held: Held) -> AsyncIterator[Fleet]:
+def _server(database: FaultyPostgres, held: Held, **settings: Any) -> Any:
     registry = GraphRegistry(
         registry={
             "held": GraphConfig(
@@ -89,29 +91,41 @@ async def fleet(database: FaultyPostgres, held: Held) -> AsyncIterator[Fleet]:
             )
         }
     )
-    server = LanggraphOpenaiServe(
+    return LanggraphOpenaiServe(
         graphs=registry,
         settings=Settings(
-            BACKGROUND_BACKEND="postgres",
-            RESPONSE_STORE="postgres",
-            DATABASE_URL=database.url,
-            DATABASE_TIMEOUT=1.0,
-            QUEUE_DATABASE_WAIT=2.0,
+            **{
+                "BACKGROUND_BACKEND": "postgres",
+                "RESPONSE_STORE": "postgres",
+                "DATABASE_URL": database.url,
+                "DATABASE_TIMEOUT": 1.0,
+                "QUEUE_DATABASE_WAIT": 2.0,
+                **settings,
+            }
         ),
     ).bind_openai_api()
-    await registry.resolve_all()
-    services = server.services
-    worker = services.backend.jobs.worker(
-        concurrency=2,
+
+
+def _worker(server: Any, concurrency: int = 2) -> Any:
+    return server.services.backend.jobs.worker(
+        concurrency=concurrency,
         shutdown_timeout=5.0,
         heartbeat_interval=1.0,
         stalled_check_interval=3600.0,
     )
+
+
+@pytest.fixture
+async def fleet(database: FaultyPostgres, held: Held) -> AsyncIterator[Fleet]:
+    server = _server(database, held)
+    await server.services.state.registry.resolve_all()
+    services = server.services
+    worker = _worker(server)
     running = asyncio.create_task(worker.run())
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=server.app), base_url="http://lgos.test"
     ) as client:
-        yield Fleet(client, worker)
+        yield Fleet(client, worker, services.backend.responses.listener)
     held.release.set()
     worker.stop()
     await running
@@ -235,3 +249,77 @@ async def test_a_worker_the_database_refused_takes_runs_again_once_it_is_back(
 
     assert ended["status"] == "completed", ended
     assert fleet.worker.restarts == 1
+
+
+def _events(body: str) -> list[dict]:
+    return [
+        json.loads(line.removeprefix("data: "))
+        for line in body.splitlines()
+        if line.startswith("data: ")
+    ]
+
+
+async def test_a_follower_of_a_run_sees_it_through_a_refusal(
+    fleet, database, held, caplog
+):
+    http, listener = fleet.http, fleet.listener
+    caplog.set_level(logging.WARNING, logger="langgraph_openai_serve")
+    response_id = await _submit(http)
+    await asyncio.wait_for(held.entered.wait(), PROMPT)
+    following = asyncio.create_task(
+        http.get(f"/v1/responses/{response_id}?stream=true")
+    )
+
+    async def waits() -> bool:
+        return listener.followers(response_id) == 1
+
+    await async_wait_until(waits, PROMPT, "the follower to wait for news")
+    with database.refusing():
+        held.release.set()
+
+        async def follower_waits() -> bool:
+            return any(
+                "background.follower_waits_for_database" in r.message
+                for r in caplog.records
+            )
+
+        await async_wait_until(follower_waits, PROMPT, "the follower to meet it")
+    followed = await asyncio.wait_for(following, PROMPT)
+
+    assert followed.status_code == 200
+    types = [event["type"] for event in _events(followed.text)]
+    assert types[-1] == "response.completed", types
+    assert "error" not in types
+    assert "response.failed" not in types
+
+
+async def test_a_worker_started_while_the_database_refuses_takes_runs_once_it_is_back(
+    fleet, database, held, caplog
+):
+    caplog.set_level(logging.WARNING, logger="langgraph_openai_serve")
+    held.release.set()
+    fleet.worker.stop()  # the fleet's own worker takes nothing from here on
+    server = _server(database, held, QUEUE_DATABASE_WAIT=1.0)
+    await server.services.state.registry.resolve_all()
+    late = _worker(server, concurrency=1)
+    starting: asyncio.Task[None] | None = None
+    try:
+        with database.refusing():
+            starting = asyncio.create_task(late.run())
+
+            async def waits() -> bool:
+                return any(
+                    "background.worker_waits_for_database" in r.message
+                    for r in caplog.records
+                )
+
+            await async_wait_until(waits, PROMPT, "the worker to wait for it")
+            assert not starting.done()
+        ended = await _settled(fleet.http, await _submit_retried(fleet.http))
+        assert ended["status"] == "completed", ended
+    finally:
+        late.stop()
+        if starting is not None:
+            await starting
+        await server.services.close()
+        await server.services.backend.close()

@@ -16,11 +16,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import httpx
+import psycopg
 import pytest
 from langgraph_openai_serve import GraphRegistry, LanggraphOpenaiServe, Settings
+from langgraph_openai_serve.backends.postgres import PostgresBackend
 from langgraph_openai_serve.testing import ScriptedChatModel
 from lgos_testkit import async_wait_until
 from lgos_testkit.postgres import FaultyPostgres
+from metrics_support import Scrape
 from support import config, single_model_graph
 
 pytestmark = pytest.mark.anyio
@@ -158,3 +161,49 @@ async def test_after_a_restart_of_the_database_the_server_serves_at_once(
 
     assert retrieved.status_code == 200, retrieved.text
     assert ready.status_code == 200, ready.text
+
+
+async def _scraped(http: httpx.AsyncClient) -> Scrape:
+    answer = await http.get("/metrics")
+    assert answer.status_code == 200, answer.text
+    return Scrape.of(answer.text)
+
+
+async def test_metrics_count_the_faults_requests_met_and_the_connections_replaced(
+    http, database
+):
+    response_id = await _kept(http)
+    before = await _scraped(http)
+
+    database.terminate_clients()
+    assert (await http.get(f"/v1/responses/{response_id}")).status_code == 200
+    with database.refusing():
+        _unavailable(await http.get(f"/v1/responses/{response_id}"))
+    await _serving_again(http, response_id)
+    after = await _scraped(http)
+
+    def grew(sample: str, **labels: str) -> float:
+        return after.value(sample, **labels) - before.value(sample, **labels)
+
+    # The reset broke the read's connection; the refusal left it waiting.
+    assert grew("lgos_database_faults_total", cause="unavailable") >= 1
+    assert grew("lgos_database_faults_total", cause="timeout") >= 1
+    assert grew("lgos_database_reconnects_total", connection="pool") >= 1
+
+
+async def test_every_connection_has_libpq_bounds_and_an_operators_own_win(database):
+    own = database.url + "?keepalives_idle=42"
+    backend = PostgresBackend(own, connect_timeout=4)
+    try:
+        async with await backend.database.connection() as conn:
+            pooled = conn.info.get_parameters()
+        with psycopg.connect(backend.conninfo) as direct:  # the listener's, the queue's
+            listener = direct.info.get_parameters()
+    finally:
+        await backend.close()
+
+    for parameters in (pooled, listener):
+        assert parameters["connect_timeout"] == "4"
+        assert parameters["tcp_user_timeout"] == "30000"
+        assert parameters["keepalives_count"] == "3"
+        assert parameters["keepalives_idle"] == "42"

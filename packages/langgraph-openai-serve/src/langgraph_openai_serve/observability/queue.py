@@ -4,7 +4,8 @@
 read from the queue when ``/metrics`` is scraped (``QueueStats`` from the
 backend: PostgreSQL's queue table, or this process's tasks), never kept up
 to date on the request path. Queue waits are observed when a worker starts
-a job's first run; re-runs when a job goes back on the queue.
+a job's first run; re-runs when a job goes back on the queue; worker
+restarts when a worker takes jobs again after a database outage.
 """
 
 from __future__ import annotations
@@ -34,11 +35,21 @@ RerunReason = Literal["handed_back", "stalled", "database"]
 _RERUNS = {
     reason: RERUNS.labels(reason) for reason in ("handed_back", "stalled", "database")
 }
+WORKER_RESTARTS = Counter(
+    "lgos_background_worker_restarts",
+    "Times a worker process started taking jobs again after the database "
+    "took its queue worker down (its heartbeat or listener lost the database "
+    "for longer than LGOS_QUEUE_DATABASE_WAIT).",
+)
 _waits: dict[str, Any] = {}
 
 
 def rerun(reason: RerunReason, count: int = 1) -> None:
     _RERUNS[reason].inc(count)
+
+
+def worker_restarted() -> None:
+    WORKER_RESTARTS.inc()
 
 
 def queue_waited(model: str, seconds: float) -> None:

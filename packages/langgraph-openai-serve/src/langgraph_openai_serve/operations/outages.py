@@ -18,6 +18,8 @@ import asyncio
 from types import TracebackType
 from typing import Literal
 
+from langgraph_openai_serve.observability.database import FaultCause
+
 Fault = Literal["database_unavailable", "server_busy"]
 """``server_busy``: the database answers but every pooled connection is in
 use; ``database_unavailable``: it does not answer, refuses or broke."""
@@ -46,6 +48,25 @@ def database_fault(exc: BaseException) -> Fault | None:
             return fault
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def fault_cause(exc: BaseException) -> FaultCause | None:
+    """Which cause ``exc`` counts under, if it is an outage at all: a
+    deadline past (timeout), no pooled connection in time (busy), or the
+    connection broke or was refused (unavailable)."""
+    fault = database_fault(exc)
+    if fault is None:
+        return None
+    if fault == "server_busy":
+        return "busy"
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            break
+        if isinstance(seen, DatabaseTimeout):
+            return "timeout"
+        seen = seen.__cause__ or seen.__context__
+    return "unavailable"
 
 
 def _fault_of(exc: BaseException) -> Fault | None:

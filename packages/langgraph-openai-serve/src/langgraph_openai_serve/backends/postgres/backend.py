@@ -30,7 +30,11 @@ from langgraph_openai_serve.backends.postgres.batches import PostgresBatchStore
 from langgraph_openai_serve.backends.postgres.conversations import (
     PostgresConversationStore,
 )
-from langgraph_openai_serve.backends.postgres.database import POOL_KWARGS, Database
+from langgraph_openai_serve.backends.postgres.database import (
+    POOL_KWARGS,
+    Database,
+    bounded_conninfo,
+)
 from langgraph_openai_serve.backends.postgres.queue import ProcrastinateQueue
 from langgraph_openai_serve.backends.postgres.responses import PostgresResponseStore
 from langgraph_openai_serve.backends.postgres.schema import migrate
@@ -76,6 +80,7 @@ class PostgresBackend:
         from psycopg.rows import DictRow, dict_row
         from psycopg_pool import AsyncConnectionPool
 
+        conninfo = bounded_conninfo(conninfo, connect_timeout)
         self.conninfo = conninfo
         self.database = Database(
             AsyncConnectionPool(
@@ -85,11 +90,7 @@ class PostgresBackend:
                 max_size=pool_size,
                 open=False,
                 timeout=timeout if timeout is not None else 30.0,
-                kwargs={
-                    **POOL_KWARGS,
-                    "row_factory": dict_row,
-                    "connect_timeout": connect_timeout,
-                },
+                kwargs={**POOL_KWARGS, "row_factory": dict_row},
             ),
             deadline=timeout,
         )
@@ -101,13 +102,16 @@ class PostgresBackend:
         if queue:
             import procrastinate
 
+            from langgraph_openai_serve.backends.postgres.job_manager import (
+                OutlastingJobManager,
+            )
+
             app = procrastinate.App(
                 connector=procrastinate.PsycopgConnector(
-                    conninfo=conninfo,
-                    timeout=queue_wait,
-                    kwargs={"connect_timeout": connect_timeout},
+                    conninfo=conninfo, timeout=queue_wait
                 )
             )
+            app.job_manager = OutlastingJobManager(app.connector)
             self.jobs = self._queue = ProcrastinateQueue(
                 app,
                 conninfo,

@@ -6,11 +6,14 @@ and the checkpoints of durable runs. The pool is opened lazily, inside the
 event loop, so building a server connects to nothing; the backend closes it.
 
 Every wait on the database is bounded: a new connection by
-``connect_timeout``, a checkout by the pool's ``timeout``, and a whole
-``connection()`` block (checkout, statements, return) by ``deadline``
-(``operations/outages.py``), so a database that stalls costs a request a
-few seconds and a 503, not the outage's length. Blocks that may rightly run
-long (a batch's results streamed to the Files API, migrations) ask for
+``connect_timeout`` and a connection to a host that vanished by TCP
+keepalives and a user timeout (``bounded_conninfo``, for every connection
+the backend opens, the queue's and the listener's too), a checkout by the
+pool's ``timeout``, and a whole ``connection()`` block (checkout,
+statements, return) by ``deadline`` (``operations/outages.py``), so a
+database that stalls costs a request a few seconds and a 503, not the
+outage's length. Blocks that may rightly run long (a batch's results
+streamed to the Files API, migrations) ask for
 ``connection(deadline=None)``.
 
 A connection the database broke (a failover, a restart, a terminated
@@ -33,16 +36,47 @@ from collections.abc import Callable, Coroutine
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
+from langgraph_openai_serve.observability.database import (
+    count_fault,
+    count_reconnects,
+)
 from langgraph_openai_serve.operations.outages import (
     DatabaseTimeout,
     Deadline,
     database_fault,
+    fault_cause,
 )
 
 logger = logging.getLogger("langgraph_openai_serve")
 
 POOL_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0}
 """Connection settings of the pool (the backend adds dict rows)."""
+
+TCP_BOUNDS: dict[str, int] = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 3,
+    "tcp_user_timeout": 30_000,
+}
+"""libpq's TCP bounds: an idle connection whose host stopped answering (a
+partition, a failover that moved the address) is found dead within about
+25 s, and one waiting for an acknowledgement within 30 s, instead of when
+the kernel gives up (hours). A stalled server whose host still answers TCP
+is not cut by them: the deadline bounds that."""
+
+
+def bounded_conninfo(conninfo: str, connect_timeout: int) -> str:
+    """``conninfo`` with ``connect_timeout`` and ``TCP_BOUNDS`` added, unless
+    it sets them itself (an operator's URL parameters win)."""
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+    params = conninfo_to_dict(conninfo)
+    params.setdefault("connect_timeout", connect_timeout)
+    for name, value in TCP_BOUNDS.items():
+        params.setdefault(name, value)
+    return make_conninfo(**params)  # type: ignore[arg-type]
+
 
 _UNBOUNDED: Any = object()
 
@@ -57,6 +91,8 @@ class Database:
         self._opened = False
         self._lock: asyncio.Lock | None = None
         self._healing: asyncio.Task[None] | None = None
+        self._replaced = 0
+        """Broken connections the pool replaced, as counted so far."""
 
     @property
     def conninfo(self) -> str:
@@ -90,6 +126,15 @@ class Database:
             logger.warning("database.check_failed: %s", error)
         else:
             logger.info("database.checked idle connections")
+        self._count_replaced()
+
+    def _count_replaced(self) -> None:
+        """Count the connections psycopg_pool found broken (in use or idle)
+        and replaced since the last count."""
+        stats = self.pool.get_stats()
+        replaced = stats.get("connections_lost", 0) + stats.get("returns_bad", 0)
+        count_reconnects("pool", replaced - self._replaced)
+        self._replaced = replaced
 
     async def open(self) -> None:
         if self._lock is None:
@@ -140,14 +185,21 @@ class _Bounded:
         await self._left(exc)
 
     async def _left(self, error: BaseException | None) -> None:
-        """Leave the deadline (a ``DatabaseTimeout`` when it fired)."""
-        if error is not None and broke_connection(error):
+        """Leave the deadline (a ``DatabaseTimeout`` when it fired), counting
+        an outage the block met."""
+        if error is None:
+            await self._deadline.__aexit__(None, None, None)
+            return
+        if broke_connection(error):
             self._database.heal()
-        await self._deadline.__aexit__(
-            type(error) if error is not None else None,
-            error,
-            error.__traceback__ if error is not None else None,
-        )
+        try:
+            await self._deadline.__aexit__(type(error), error, error.__traceback__)
+        except DatabaseTimeout:
+            count_fault("timeout")
+            raise
+        cause = fault_cause(error)
+        if cause is not None:
+            count_fault(cause)
 
 
 def broke_connection(error: BaseException) -> bool:

@@ -23,6 +23,8 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from langgraph_openai_serve.observability.database import count_reconnects
+
 logger = logging.getLogger("langgraph_openai_serve")
 
 CHANNEL = "lgos_background_events"
@@ -92,6 +94,10 @@ class ResponseListener:
                 if not followers:
                     del self._followers[response_id]
 
+    def followers(self, response_id: str) -> int:
+        """How many followers wait on ``response_id``'s news now."""
+        return len(self._followers.get(response_id, ()))
+
     def start(self) -> None:
         """Start listening now (the first subscription does it otherwise)."""
         if self._task is None or self._task.done():
@@ -117,6 +123,7 @@ class ResponseListener:
         import psycopg
 
         delay = self._reconnect_delay
+        lost = False
         while True:
             try:
                 conn = await psycopg.AsyncConnection.connect(
@@ -126,10 +133,14 @@ class ResponseListener:
                     await conn.execute(f"LISTEN {CHANNEL}")
                     self.backend_pid = conn.info.backend_pid
                     delay = self._reconnect_delay
+                    if lost:
+                        count_reconnects("listener")
+                        lost = False
                     # What was sent before this LISTEN reached nobody.
                     self._wake_all()
                     await self._deliver(conn)
             except (psycopg.Error, OSError, TimeoutError) as error:
+                lost = True
                 logger.warning(
                     "background.listener_lost retry_in=%.1fs error=%s", delay, error
                 )

@@ -138,7 +138,14 @@ class ProcrastinateQueue:
             return
         async with self._lock:
             if not self._opened:
-                await self.app.open_async()
+                try:
+                    await self.app.open_async()
+                except BaseException:
+                    # procrastinate keeps the pool that could not be filled
+                    # (the database away at start), closed, and would hand
+                    # it out from now on: the next open must make a new one.
+                    await self.app.close_async()
+                    raise
                 self._opened = True
 
     async def close(self) -> None:

@@ -10,16 +10,20 @@ procrastinate stops its worker when the database breaks the heartbeat or
 the listener (a restart, a connection refused for longer than its pool
 waits). The process does not stop with it: the loop waits until the
 database answers, then starts a new worker, which registers again and takes
-jobs, the handed-back ones first among them.
+jobs, the handed-back ones first among them. A worker started while the
+database is away waits for it the same way (not ready meanwhile), so an
+orchestrator that starts pods during an outage does not see them crash.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from langgraph_openai_serve.observability.queue import worker_restarted
 from langgraph_openai_serve.operations.outages import database_fault
 from langgraph_openai_serve.operations.readiness import NotReady
 
@@ -86,7 +90,9 @@ class QueueWorker:
     async def run(self) -> None:
         """Take and run jobs until ``stop()``; then finish or hand back the
         running ones within the shutdown timeout, and return."""
-        await self._opening()
+        await self._open_when_database_answers()
+        if self._stop_requested:
+            return
         helpers = [
             asyncio.create_task(self._sweep_forever()),
             asyncio.create_task(self._heartbeat_while_stopping()),
@@ -101,11 +107,35 @@ class QueueWorker:
                 await self._database_back()
                 self._worker = self._new_worker()
                 self.restarts += 1
+                worker_restarted()
                 logger.warning("background.worker_restarted restarts=%d", self.restarts)
         finally:
             for helper in helpers:
                 helper.cancel()
             await asyncio.gather(*helpers, return_exceptions=True)
+
+    async def _open_when_database_answers(self) -> None:
+        """Open the app, waiting for a database that is away at start."""
+        delay = 0.2
+        while not self._stop_requested:
+            try:
+                await self._opening()
+                return
+            except Exception as error:
+                if database_fault(error) is None:
+                    raise
+                logger.warning(
+                    "background.worker_waits_for_database retry_in=%.1fs: %s",
+                    delay,
+                    error,
+                )
+            await self._stopped_within(delay)
+            delay = min(delay * 2, 5.0)
+
+    async def _stopped_within(self, seconds: float) -> None:
+        """Sleep ``seconds``, or less when a stop comes."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
 
     async def _run_once(self) -> None:
         try:
@@ -125,7 +155,7 @@ class QueueWorker:
             except Exception as error:
                 if database_fault(error) is None:
                     raise
-            await asyncio.sleep(delay)
+            await self._stopped_within(delay)
             delay = min(delay * 2, 5.0)
 
     async def _sweep_forever(self) -> None:

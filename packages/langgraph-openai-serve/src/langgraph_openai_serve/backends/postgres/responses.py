@@ -8,12 +8,18 @@ stored in the same transaction that puts its job on the queue (the backend's
 other. Followers of a
 running stream wake on a notification sent with each stored event and
 snapshot (``notify.py``), and re-read every ``poll_interval`` seconds in
-case one was missed. The backend creates the tables (``lgos db-setup``).
+case one was missed. A follower whose read meets a database outage keeps
+its stream open (the SSE pings go on) and reads again every second, for up
+to ``follow_patience`` seconds of outage; the run it follows is handed back
+and run again meanwhile, so the follower sees it through. The backend
+creates the tables (``lgos db-setup``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import aclosing
 from typing import Any
@@ -36,6 +42,7 @@ from langgraph_openai_serve.backends.postgres.response_rows import (
 )
 from langgraph_openai_serve.backends.postgres.saves import SaveBatcher
 from langgraph_openai_serve.graph.errors import RunBusyError
+from langgraph_openai_serve.operations.outages import database_fault
 from langgraph_openai_serve.responses.protocol import (
     TERMINAL_STATUSES,
     Attempt,
@@ -44,6 +51,11 @@ from langgraph_openai_serve.responses.protocol import (
     StoredEvent,
     StoredTurn,
 )
+
+logger = logging.getLogger("langgraph_openai_serve")
+
+FOLLOW_RETRY_SECONDS = 1.0
+"""How often a follower reads again while the database is away."""
 
 _dumps = to_json
 """JSON for the columns: pydantic-core's encoder writes compact UTF-8 in one
@@ -64,6 +76,7 @@ class PostgresResponseStore:
         *,
         idempotency_ttl: dt.timedelta = dt.timedelta(hours=24),
         poll_interval: float = 1.0,
+        follow_patience: float = 120.0,
         listener: ResponseListener | None = None,
     ) -> None:
         self._database = database
@@ -73,6 +86,12 @@ class PostgresResponseStore:
         """Concurrent saves share statements (``saves.py``)."""
         self.idempotency_ttl = idempotency_ttl
         self.poll_interval = poll_interval
+        self.follow_patience = follow_patience
+
+    @property
+    def listener(self) -> ResponseListener:
+        """Wakes this process's followers (one per store)."""
+        return self._listener
 
     async def create(
         self,
@@ -299,9 +318,7 @@ class PostgresResponseStore:
     ) -> AsyncGenerator[StoredEvent]:
         position = after
         while True:
-            async with await self._connection() as conn:
-                cursor = await conn.execute(FOLLOW, (position, response_id))
-                rows = await cursor.fetchall()
+            rows = await self._next_rows(response_id, position)
             if not rows:
                 return  # deleted
             for row in rows:
@@ -314,6 +331,31 @@ class PostgresResponseStore:
             if rows[0]["status"] in TERMINAL_STATUSES:
                 return
             await wake.wait(self.poll_interval)
+
+    async def _next_rows(self, response_id: str, position: int) -> list[Any]:
+        """The follower's next read, waiting out an outage of up to
+        ``follow_patience`` seconds (the read is safe to send again)."""
+        loop = asyncio.get_running_loop()
+        failing_since: float | None = None
+        while True:
+            try:
+                async with await self._connection() as conn:
+                    cursor = await conn.execute(FOLLOW, (position, response_id))
+                    rows: list[Any] = await cursor.fetchall()
+                    return rows
+            except Exception as error:
+                if database_fault(error) is None:
+                    raise
+                if failing_since is None:
+                    failing_since = loop.time()
+                    logger.warning(
+                        "background.follower_waits_for_database response=%s: %s",
+                        response_id,
+                        error,
+                    )
+                if loop.time() - failing_since >= self.follow_patience:
+                    raise
+            await asyncio.sleep(FOLLOW_RETRY_SECONDS)
 
     async def request_cancel(self, response_id: str) -> bool:
         row = await self._one(
