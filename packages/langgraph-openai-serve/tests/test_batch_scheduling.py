@@ -133,3 +133,42 @@ def test_a_batch_whose_chunks_all_wait_expires_at_the_end_of_its_window(
     assert {line["error"]["code"] for line in errors} == {"batch_expired"}
     # The chunk handed back did not run its line again once expired.
     assert pids_that_started(stack, "hold-first") == {first.pid}
+
+
+def _started_at(stack, text: str) -> int:
+    """When the (one) run on input ``text`` started, by its marker."""
+    (marker,) = stack.markers_of("start", text)
+    return marker.stat().st_mtime_ns
+
+
+def test_a_background_response_waits_for_one_line_of_a_running_chunk_not_the_chunk(
+    batch_stack: StackFactory, files: OpenAI
+) -> None:
+    stack = batch_stack(
+        LGOS_BATCH_CONCURRENCY="1",
+        LGOS_BATCH_LINES_PER_JOB="3",
+        LGOS_BACKGROUND_CONCURRENCY="1",
+    )
+    input_file = upload_lines(files, ["hold-0", "line-1", "line-2"])
+    stack.start_api()
+    stack.start_worker()  # one slot, which the batch's chunk holds
+    client = stack.client()
+    batch = create_batch(client, input_file)
+    wait_until(lambda: bool(pids_that_started(stack, "hold-0")), 120, "line 0")
+
+    submitted = client.responses.create(
+        model="work", input="interactive", background=True
+    )
+    stack.release("hold")
+    wait_until(lambda: stack.status(submitted.id) in TERMINAL, 120, "the Response")
+    done = wait_for_batch(client, batch.id)
+
+    assert stack.status(submitted.id) == "completed"
+    # The chunk offered its slot after its running line: the Response ran
+    # before the chunk's next lines, not after all three.
+    assert _started_at(stack, "hold-0") < _started_at(stack, "interactive")
+    assert _started_at(stack, "interactive") < _started_at(stack, "line-1")
+    assert done.status == "completed", done.errors
+    output = lines_of(files, done.output_file_id)
+    assert [line["custom_id"] for line in output] == ["req-0", "req-1", "req-2"]
+    assert {line["response"]["status_code"] for line in output} == {200}

@@ -8,13 +8,15 @@ PostgreSQL."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import psycopg
 import pytest
 from backend_fixtures import jobs_running
-from langgraph_openai_serve.jobs.protocol import Job, JobArgs, Task
+from langgraph_openai_serve.backends.memory.jobs import InProcessQueue
+from langgraph_openai_serve.jobs.protocol import Job, JobArgs, JobQueue, Priority, Task
 from langgraph_openai_serve.jobs.retry import every
 from langgraph_openai_serve.operations.readiness import NotReady
 
@@ -68,12 +70,28 @@ class Recorder:
     def job(self, key: str, **args: Any) -> Job:
         lock = args.pop("lock", None)
         queueing_lock = args.pop("queueing_lock", None)
-        return Job(self.name, {"key": key, **args}, lock, queueing_lock)
+        priority = args.pop("priority", Priority.STEP)
+        return Job(self.name, {"key": key, **args}, lock, queueing_lock, priority)
 
 
 @pytest.fixture
 def recorder() -> Recorder:
     return Recorder()
+
+
+@contextlib.asynccontextmanager
+async def one_slot(backend: Any, on_postgres: bool) -> AsyncIterator[JobQueue]:
+    """The backend's kind of queue with one slot: a worker of one on
+    PostgreSQL, an in-process queue of one otherwise."""
+    if on_postgres:
+        async with jobs_running(backend, concurrency=1):
+            yield backend.jobs
+        return
+    queue = InProcessQueue(1)
+    try:
+        yield queue
+    finally:
+        await queue.close()
 
 
 async def test_a_queued_job_runs_with_its_arguments(backend, recorder):
@@ -298,3 +316,51 @@ async def test_a_running_worker_heartbeats_and_a_stopped_one_is_not_ready(
 
     with pytest.raises(NotReady):
         await worker.check()
+
+
+async def test_a_free_slot_takes_the_waiting_job_of_highest_priority_first(
+    backend, on_postgres, recorder
+):
+    async with one_slot(backend, on_postgres) as jobs:
+        jobs.register(recorder.task())
+        await jobs.defer([recorder.job("holder", hold=True)])
+        await recorder.wait(recorder.started, "holder")
+        await jobs.defer([recorder.job("bulk", priority=Priority.BULK)])
+        await jobs.defer([recorder.job("step", priority=Priority.STEP)])
+        await jobs.defer([recorder.job("urgent", priority=Priority.INTERACTIVE)])
+        await jobs.defer([recorder.job("step-2", priority=Priority.STEP)])
+        recorder.release["holder"].set()
+        await recorder.wait(recorder.finished, "bulk")
+
+    # Queued in another order: taken by priority, then in the order queued.
+    assert [key for key, _ in recorder.runs] == [
+        "holder",
+        "urgent",
+        "step",
+        "step-2",
+        "bulk",
+    ]
+
+
+async def test_waiting_above_sees_a_waiting_job_of_higher_priority_only(
+    backend, on_postgres, recorder
+):
+    async with one_slot(backend, on_postgres) as jobs:
+        jobs.register(recorder.task())
+        holder = recorder.job("holder", lock="H", hold=True, priority=Priority.BULK)
+        await jobs.defer([holder])
+        await recorder.wait(recorder.started, "holder")
+        alone = await jobs.waiting_above(Priority.BULK)
+        await jobs.defer([recorder.job("bulk", priority=Priority.BULK)])
+        await jobs.defer([recorder.job("blocked", lock="H")])  # its lock is taken
+        behind_bulk_and_lock = await jobs.waiting_above(Priority.BULK)
+        await jobs.defer([recorder.job("step", lock="S")])
+        behind_step = await jobs.waiting_above(Priority.BULK)
+        above_step = await jobs.waiting_above(Priority.STEP)
+        recorder.release["holder"].set()
+        await recorder.wait(recorder.finished, "bulk")
+
+    assert alone is False
+    assert behind_bulk_and_lock is False
+    assert behind_step is True
+    assert above_step is False

@@ -166,8 +166,9 @@ class Settings(BaseSettings):
     """A service key of that Files API (``LGOS_FILES_SERVICE_KEYS``): it
     acts for each batch's tenant, whose scope names the files' owner."""
     BATCH_CONCURRENCY: int = Field(default=4, ge=1)
-    """Requests of one batch running at once, over all workers, so one large
-    batch leaves room for interactive background runs."""
+    """Requests of one batch running at once, over all workers (a waiting
+    background Response is taken before the batch's next line whatever this
+    is: a chunk frees its slot between lines for it)."""
     BATCH_MAX_LINES: int = Field(default=50_000, ge=1)
     """Most requests one batch's input file may hold (OpenAI's limit)."""
     BATCH_MAX_INPUT_BYTES: int = Field(default=200 * 1024 * 1024, ge=1)

@@ -15,7 +15,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langgraph_openai_serve.batches.protocol import BatchStep
-from langgraph_openai_serve.jobs.protocol import Job, JobArgs, JobQueue, Task
+from langgraph_openai_serve.jobs.protocol import (
+    Job,
+    JobArgs,
+    JobQueue,
+    Priority,
+    Task,
+)
 from langgraph_openai_serve.jobs.retry import doubling
 
 TASK_NAME = "lgos.run_batch_step"
@@ -30,6 +36,9 @@ def step_job(step: BatchStep) -> Job:
         {"kind": step.kind, "batch_id": step.batch_id, "chunk": step.chunk},
         lock=step.lock,
         queueing_lock=f"{step.kind}:{step.lock}",
+        # Lines are bulk; validation and finalisation, short, are what a
+        # batch's owner waits on.
+        priority=Priority.BULK if step.kind == "chunk" else Priority.STEP,
     )
 
 

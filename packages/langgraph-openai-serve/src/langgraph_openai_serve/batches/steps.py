@@ -41,6 +41,7 @@ from langgraph_openai_serve.batches.runtime import BatchRuntime
 from langgraph_openai_serve.compact_json import dumps
 from langgraph_openai_serve.error_envelope import INTERNAL_ERROR_MESSAGE, error_body
 from langgraph_openai_serve.graph.errors import InvalidRequestError
+from langgraph_openai_serve.jobs.protocol import Priority
 
 logger = logging.getLogger("langgraph_openai_serve")
 
@@ -226,11 +227,17 @@ async def _run_chunk(runtime: BatchRuntime, batch_id: str, chunk: int) -> None:
         return
     size = runtime.lines_per_job
     watch = _Watch(runtime, batch_id)
-    for line in await runtime.store.pending(batch_id, chunk * size, (chunk + 1) * size):
+    lines = await runtime.store.pending(batch_id, chunk * size, (chunk + 1) * size)
+    for number, line in enumerate(lines, start=1):
         result = await _run_watched(runtime, stored, line, watch)
         if result is None:
             return  # cancelled or expired: finalize settles the rest
         await runtime.store.record(batch_id, result)
+        if number < len(lines) and await runtime.jobs.waiting_above(Priority.BULK):
+            # Offer the slot to the urgent job: the chunk's other lines go
+            # back on the queue behind it (``pending`` skips those recorded).
+            await runtime.defer([BatchStep("chunk", batch_id, chunk)])
+            return
     await _claim(runtime, batch_id, 1)
     await _finish_if_done(runtime, batch_id)
 

@@ -23,6 +23,11 @@ to it):
   abandoned (``Task.abandoned`` hears of it). A job cancelled because its
   worker stops (``CancelledError``) is handed back: the policy is asked
   too, and every LGOS policy answers "at once".
+- **Priorities.** A free slot takes the waiting job of highest
+  ``priority`` first, equal ones in the order they were queued: someone
+  waits on a background Response's first event, while a batch's lines are
+  bulk. A long job of low priority offers its slot back between its pieces
+  (``waiting_above``), so urgent work waits for one piece, not the job.
 - **Recovery.** A durable queue (PostgreSQL) runs again the jobs of a worker
   that stopped heartbeating (``worker()``: heartbeats, the stalled-job
   sweep); the in-process queue dies with its process.
@@ -32,6 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from enum import IntEnum
 from typing import Any, Protocol
 
 from langgraph_openai_serve.observability.queue import QueueStats
@@ -39,6 +45,18 @@ from langgraph_openai_serve.operations.readiness import Check
 
 JobArgs = dict[str, Any]
 """A job's arguments: JSON values, the same on every attempt."""
+
+
+class Priority(IntEnum):
+    """Which waiting job a free slot takes first: the highest."""
+
+    BULK = 0
+    """A batch's lines: nobody waits on one of them."""
+    STEP = 10
+    """Short steps that others wait on: a batch's validation and
+    finalisation, a webhook delivery."""
+    INTERACTIVE = 20
+    """A background Response: a client waits for its first event."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +68,7 @@ class Job:
     """Jobs with the same lock never run at once."""
     queueing_lock: str | None = None
     """At most one job with it waits at a time (another is skipped)."""
+    priority: Priority = Priority.STEP
 
 
 Handler = Callable[[JobArgs, int], Awaitable[None]]
@@ -102,6 +121,11 @@ class JobQueue(Protocol):
 
     async def live(self, task: str, lock: str) -> bool:
         """Whether a job of ``task`` with ``lock`` waits or runs."""
+        ...
+
+    async def waiting_above(self, priority: Priority) -> bool:
+        """Whether a job of higher ``priority`` than this waits for a slot
+        now (due, its lock free): a long job offers its slot back then."""
         ...
 
     async def cancel(self, task: str, lock: str) -> bool:

@@ -1,9 +1,10 @@
 """``InProcessQueue``: jobs as asyncio tasks of this process.
 
 The memory backend's queue: a job starts as soon as it is deferred (there is
-no separate worker), at most ``concurrency`` run at once, and they die with
-the process. It keeps the queue contract (``jobs/protocol.py``) otherwise:
-locks, queueing locks, retries after the task's policy, ``abandoned``.
+no separate worker), at most ``concurrency`` run at once (a freed slot goes
+to the waiting job of highest priority), and they die with the process. It
+keeps the queue contract (``jobs/protocol.py``) otherwise: locks, queueing
+locks, retries after the task's policy, ``abandoned``.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langgraph_openai_serve.backends.memory.slots import PrioritySlots
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
-from langgraph_openai_serve.jobs.protocol import Job, JobWorker, Task
+from langgraph_openai_serve.jobs.protocol import Job, JobWorker, Priority, Task
 from langgraph_openai_serve.observability.queue import QueueStats
 from langgraph_openai_serve.operations.readiness import Check
 
@@ -31,6 +33,8 @@ class _Entry:
     due: float
     """Monotonic time it may start (later than now after a failure)."""
     running: bool = False
+    has_lock: bool = False
+    """It holds its lock and waits for a slot (or runs)."""
     dropped: bool = False
     """Cancelled while it waited (``cancel``): it never runs."""
     task: asyncio.Task[None] | None = field(default=None, repr=False)
@@ -44,7 +48,7 @@ class InProcessQueue:
     defer after it."""
 
     def __init__(self, concurrency: int = 8) -> None:
-        self._slots = asyncio.Semaphore(concurrency)
+        self._slots = PrioritySlots(concurrency)
         self._tasks: dict[str, Task] = {}
         self._entries: set[_Entry] = set()
         self._waiting_for: dict[str, _Entry] = {}
@@ -83,9 +87,11 @@ class InProcessQueue:
         try:
             if delay > 0:
                 await asyncio.sleep(delay)
-            async with self._held(job.lock), self._slots:
-                self._started(entry)
-                await task.run(job.args, entry.attempts)
+            async with self._held(job.lock):
+                entry.has_lock = True
+                async with self._slots.held(job.priority):
+                    self._started(entry)
+                    await task.run(job.args, entry.attempts)
         except asyncio.CancelledError:
             raise  # dropped, or the queue closes: its jobs go with the process
         except Exception as error:
@@ -148,6 +154,20 @@ class InProcessQueue:
 
     async def live(self, task: str, lock: str) -> bool:
         return bool(self._matching(task, lock))
+
+    async def waiting_above(self, priority: Priority) -> bool:
+        now = time.monotonic()
+        return any(
+            entry.job.priority > priority
+            and not (entry.running or entry.dropped)
+            and entry.due <= now
+            and (entry.has_lock or not self._lock_taken(entry.job.lock))
+            for entry in self._entries
+        )
+
+    def _lock_taken(self, name: str | None) -> bool:
+        held = self._locks.get(name) if name is not None else None
+        return held is not None and held[0].locked()
 
     async def cancel(self, task: str, lock: str) -> bool:
         nobody_runs_it = True

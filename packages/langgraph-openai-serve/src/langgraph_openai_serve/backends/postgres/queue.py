@@ -26,7 +26,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from langgraph_openai_serve.jobs.protocol import Job, RetryPolicy, Task
+from langgraph_openai_serve.jobs.protocol import Job, Priority, RetryPolicy, Task
 from langgraph_openai_serve.observability.queue import QueueStats, rerun
 from langgraph_openai_serve.operations.readiness import Check, NotReady
 
@@ -46,6 +46,20 @@ Connection = Callable[[], Awaitable[Any]]
 
 # A job is ready from when it was deferred, handed back (deferred for retry)
 # or retried, or from its scheduled time when that is later.
+_WAITING_ABOVE = """
+SELECT EXISTS (
+    SELECT 1 FROM procrastinate_jobs AS waiting
+    WHERE waiting.status = 'todo' AND waiting.priority > %s
+      AND waiting.queue_name = %s
+      AND (waiting.scheduled_at IS NULL OR waiting.scheduled_at <= now())
+      AND (waiting.lock IS NULL OR NOT EXISTS (
+          SELECT 1 FROM procrastinate_jobs AS holder
+          WHERE holder.lock = waiting.lock AND holder.status = 'doing'))
+) AS waiting
+"""
+"""A due job of higher priority whose lock is free (a worker would take
+it); procrastinate's index on todo jobs by priority finds it."""
+
 _QUEUE_STATS = """
 SELECT
     count(*) FILTER (WHERE ready) AS ready,
@@ -160,7 +174,10 @@ class ProcrastinateQueue:
         queued = 0
         for job in jobs:
             deferrer = self._deferrers[job.task].configure(
-                lock=job.lock, queueing_lock=job.queueing_lock, connection=transaction
+                lock=job.lock,
+                queueing_lock=job.queueing_lock,
+                priority=int(job.priority),
+                connection=transaction,
             )
             try:
                 if transaction is not None and job.queueing_lock is not None:
@@ -206,6 +223,12 @@ class ProcrastinateQueue:
             if job.id not in stalled:
                 return False
         return True
+
+    async def waiting_above(self, priority: Priority) -> bool:
+        async with await self._connection() as conn:
+            cursor = await conn.execute(_WAITING_ABOVE, (int(priority), QUEUE))
+            row = await cursor.fetchone()
+        return bool(row["waiting"])
 
     async def stats(self) -> QueueStats:
         async with await self._connection() as conn:

@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Callable, Coroutine
 from typing import Any
 
-from langgraph_openai_serve.jobs.protocol import Job, JobArgs, Task
+from langgraph_openai_serve.jobs.protocol import Job, JobArgs, Priority, Task
 from langgraph_openai_serve.jobs.retry import every
 from langgraph_openai_serve.operations.outages import database_fault
 from langgraph_openai_serve.responses.protocol import ResponseStore
@@ -35,6 +35,7 @@ def response_job(response_id: str, *, first: bool = False) -> Job:
         {"response_id": response_id},
         lock=response_id,
         queueing_lock=None if first else response_id,
+        priority=Priority.INTERACTIVE,
     )
 
 
