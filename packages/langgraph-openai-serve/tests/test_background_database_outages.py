@@ -79,6 +79,7 @@ class Fleet:
     worker: Any
     listener: Any
     """The API's listener of background events (its followers wait there)."""
+    app: Any
 
 
 def _server(database: FaultyPostgres, held: Held, **settings: Any) -> Any:
@@ -125,7 +126,7 @@ async def fleet(database: FaultyPostgres, held: Held) -> AsyncIterator[Fleet]:
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=server.app), base_url="http://lgos.test"
     ) as client:
-        yield Fleet(client, worker, services.backend.responses.listener)
+        yield Fleet(client, worker, services.backend.responses.listener, server.app)
     held.release.set()
     worker.stop()
     await running
@@ -323,3 +324,51 @@ async def test_a_worker_started_while_the_database_refuses_takes_runs_once_it_is
             await starting
         await server.services.close()
         await server.services.backend.close()
+
+
+def _queue_listeners(database: FaultyPostgres) -> int:
+    """procrastinate's LISTEN sessions (the workers' wake-up on new jobs)."""
+    with psycopg.connect(database.admin_url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = 'lgos' "
+            "AND query ILIKE 'LISTEN %procrastinate%'"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+async def test_a_worker_listens_for_new_jobs_again_after_a_refusal(
+    fleet, database, held, caplog
+):
+    caplog.set_level(logging.WARNING, logger="langgraph_openai_serve")
+    held.release.set()
+    await _settled(fleet.http, await _submit_retried(fleet.http))
+
+    async def listening() -> bool:
+        return _queue_listeners(database) == 1
+
+    await async_wait_until(listening, PROMPT, "the worker to listen")
+
+    async def lost() -> bool:
+        return any(
+            "background.queue_listener_lost" in r.message for r in caplog.records
+        )
+
+    with database.refusing():  # its LISTEN connection is terminated, then refused
+        await async_wait_until(lost, PROMPT, "the worker to lose its listener")
+    await async_wait_until(listening, PROMPT, "the worker to listen again")
+    ended = await _settled(fleet.http, await _submit_retried(fleet.http))
+
+    assert ended["status"] == "completed", ended
+    assert fleet.worker.restarts == 0  # the listener came back, not a new worker
+
+
+async def test_readiness_is_back_at_once_after_a_reset(fleet, database, held):
+    held.release.set()
+    async with fleet.app.router.lifespan_context(fleet.app):
+        before = await fleet.http.get("/health/ready")
+        database.terminate_clients()  # the pool's connections and the queue's die
+        after = await fleet.http.get("/health/ready")
+
+    assert before.status_code == 200, before.text
+    assert after.status_code == 200, after.text
+    assert after.json()["checks"] == {"postgres": "ok", "queue": "ok"}

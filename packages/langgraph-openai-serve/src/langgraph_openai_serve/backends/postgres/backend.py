@@ -34,6 +34,7 @@ from langgraph_openai_serve.backends.postgres.database import (
     POOL_KWARGS,
     Database,
     bounded_conninfo,
+    read_only,
 )
 from langgraph_openai_serve.backends.postgres.queue import ProcrastinateQueue
 from langgraph_openai_serve.backends.postgres.responses import PostgresResponseStore
@@ -155,17 +156,14 @@ class PostgresBackend:
         )
 
     def checks(self) -> dict[str, Check]:
-        return {"postgres": self.check, **self.jobs.checks()}
+        tables = _Tables(self.database)
+        if self._queue is None:
+            return {"postgres": tables.responses}
+        return {"postgres": tables.responses, "queue": tables.queue}
 
     async def check(self) -> None:
         """Readiness: the database answers and has LGOS's tables."""
-        async with await self.database.connection() as conn:
-            cursor = await conn.execute(
-                "SELECT to_regclass('lgos_background_responses') IS NOT NULL AS ok"
-            )
-            row = await cursor.fetchone()
-        if row is None or not row["ok"]:
-            raise NotReady("the response tables are missing: run lgos db-setup")
+        await _Tables(self.database).responses()
 
     async def setup(self) -> None:
         """Create or migrate LGOS's tables, procrastinate's schema (with the
@@ -193,6 +191,34 @@ class PostgresBackend:
         await self.jobs.close()
         await self.responses.close()
         await self.database.close()
+
+
+class _Tables:
+    """Readiness reads: the tables answer, on the backend's pool (its
+    deadline, and a read sent again on a checked pool after a reset), never
+    on procrastinate's own, which takes seconds to replace connections a
+    reset broke while readiness must answer within one."""
+
+    def __init__(self, database: Database) -> None:
+        self._database = database
+
+    @read_only
+    async def responses(self) -> None:
+        if not await self._exists("lgos_background_responses"):
+            raise NotReady("the response tables are missing: run lgos db-setup")
+
+    @read_only
+    async def queue(self) -> None:
+        if not await self._exists("procrastinate_jobs"):
+            raise NotReady("the queue's tables are missing: run lgos db-setup")
+
+    async def _exists(self, table: str) -> bool:
+        async with await self._database.connection() as conn:
+            cursor = await conn.execute(
+                "SELECT to_regclass(%s) IS NOT NULL AS ok", (table,)
+            )
+            row = await cursor.fetchone()
+        return row is not None and bool(row["ok"])
 
 
 class _OnOpenPool:

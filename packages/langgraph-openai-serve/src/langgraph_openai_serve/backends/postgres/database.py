@@ -32,7 +32,8 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
+from contextvars import ContextVar
 from types import TracebackType
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -80,6 +81,11 @@ def bounded_conninfo(conninfo: str, connect_timeout: int) -> str:
 
 _UNBOUNDED: Any = object()
 
+_ENDS: ContextVar[float | None] = ContextVar("lgos_database_ends", default=None)
+"""When the operation in progress must be over (loop time): a try sent
+again after a broken connection gets what is left of the first's deadline,
+not a deadline of its own."""
+
 
 class Database:
     """One pool, opened when the first connection is asked for;
@@ -109,7 +115,37 @@ class Database:
         seconds = self.deadline if deadline is _UNBOUNDED else deadline
         if seconds is None:
             return self.pool.connection()  # type: ignore[no-any-return]
+        ends = _ENDS.get()
+        if ends is not None:
+            left = ends - asyncio.get_running_loop().time()
+            seconds = min(seconds, max(left, _LEAST_SECONDS))
         return _Bounded(self, seconds)
+
+    async def once_more(self, call: Callable[[], Awaitable[R]]) -> R:
+        """``call``, and when the database broke its connection, ``call``
+        again on a checked pool; both tries (and the check) within one
+        ``deadline``, so a request that meets a dead connection during an
+        outage is answered as soon as one that did not."""
+        loop = asyncio.get_running_loop()
+        ends = None if self.deadline is None else loop.time() + self.deadline
+        token = _ENDS.set(ends)
+        try:
+            try:
+                return await call()
+            except Exception as error:
+                if not broke_connection(error):
+                    raise
+                left = None if ends is None else ends - loop.time()
+                try:
+                    await asyncio.wait_for(asyncio.shield(self.heal()), left)
+                except TimeoutError:
+                    count_fault("timeout")
+                    raise DatabaseTimeout(
+                        f"the database did not answer within {self.deadline:g} s"
+                    ) from error
+            return await call()
+        finally:
+            _ENDS.reset(token)
 
     def heal(self) -> asyncio.Task[None]:
         """Check the pool's idle connections, replacing the dead ones (one
@@ -210,6 +246,10 @@ def broke_connection(error: BaseException) -> bool:
     )
 
 
+_LEAST_SECONDS = 0.05
+"""The shortest bound a try sent again gets (its first try used the rest)."""
+
+
 class _HasDatabase(Protocol):
     _database: Database
 
@@ -227,12 +267,8 @@ def read_only(
 
     @functools.wraps(method)
     async def call(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return await method(self, *args, **kwargs)
-        except Exception as error:
-            if not broke_connection(error):
-                raise
-            await asyncio.shield(self._database.heal())
-        return await method(self, *args, **kwargs)
+        return await self._database.once_more(
+            functools.partial(method, self, *args, **kwargs)
+        )
 
     return call

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph_openai_serve.jobs.protocol import Job, Priority, RetryPolicy, Task
 from langgraph_openai_serve.observability.queue import QueueStats, rerun
-from langgraph_openai_serve.operations.readiness import Check, NotReady
+from langgraph_openai_serve.operations.readiness import Check
 
 if TYPE_CHECKING:
     from procrastinate import App, RetryDecision
@@ -236,14 +236,10 @@ class ProcrastinateQueue:
             row = await cursor.fetchone()
         return QueueStats(row["ready"], row["running"], row["oldest"] or 0.0)
 
-    async def check(self) -> None:
-        """Readiness: the queue's database answers and has its tables."""
-        await self.open()
-        if not await self.app.check_connection_async():
-            raise NotReady("the queue's tables are missing: run lgos db-setup")
-
     def checks(self) -> dict[str, Check]:
-        return {"queue": self.check}
+        """None of its own: the backend reads the queue's tables on its pool
+        (``PostgresBackend.checks``); a worker's readiness is its heartbeat."""
+        return {}
 
     def worker(
         self,

@@ -13,6 +13,16 @@ database answers, then starts a new worker, which registers again and takes
 jobs, the handed-back ones first among them. A worker started while the
 database is away waits for it the same way (not ready meanwhile), so an
 orchestrator that starts pods during an outage does not see them crash.
+
+procrastinate's LISTEN for new jobs is one of its worker's side tasks, and
+procrastinate stops watching them as soon as the first one ends, which its
+periodic deferrer does at once when no periodic task is registered: a
+listener the database broke later was never noticed, and the worker went
+on by polling every 5 s. ``_Worker`` watches its side tasks for as long as
+it runs: a listener that ended is listened again (with a growing delay
+while the database is away) and the worker looks for jobs at once, since
+what was notified meanwhile is gone; any other side task that fails stops
+the worker, as procrastinate means it to, and the loop above starts over.
 """
 
 from __future__ import annotations
@@ -22,6 +32,8 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
+
+from procrastinate.worker import Worker
 
 from langgraph_openai_serve.observability.queue import worker_restarted
 from langgraph_openai_serve.operations.outages import database_fault
@@ -56,8 +68,6 @@ class QueueWorker:
         stalled_timeout: float,
         stalled_check_interval: float,
     ) -> None:
-        from procrastinate.worker import Worker
-
         self.app = app
         self.stalled_timeout = stalled_timeout
         self.stalled_check_interval = stalled_check_interval
@@ -66,7 +76,7 @@ class QueueWorker:
         self._opening = opening
 
         def new_worker() -> Worker:
-            return Worker(
+            return _Worker(
                 app=app,
                 queues=[queue],
                 concurrency=concurrency,
@@ -163,8 +173,11 @@ class QueueWorker:
         while True:
             try:
                 await self._sweep()
-            except Exception:
-                logger.exception("background.stalled_sweep_failed")
+            except Exception as error:
+                if database_fault(error) is None:
+                    logger.exception("background.stalled_sweep_failed")
+                else:  # the next sweep tries again; no traceback for an outage
+                    logger.warning("background.stalled_sweep_waits: %s", error)
             await asyncio.sleep(self.stalled_check_interval)
 
     def stop(self) -> None:
@@ -208,3 +221,54 @@ class QueueWorker:
                 f"last heartbeat {age:.1f} s ago, past the stalled timeout of "
                 f"{self.stalled_timeout:g} s"
             )
+
+
+LISTEN_RETRY_SECONDS = (0.2, 5.0)
+"""A listener that ended is listened again after the first delay, doubling
+up to the second while it keeps failing."""
+
+
+class _Worker(Worker):
+    """procrastinate's worker, watching its side tasks while it runs."""
+
+    async def _monitor_side_tasks(self, side_tasks: list[asyncio.Task[Any]]) -> None:
+        watched = {task: task.get_name() for task in side_tasks}
+        delay = LISTEN_RETRY_SECONDS[0]
+        loop = asyncio.get_running_loop()
+        listened_since = loop.time()
+        while watched:
+            done, _ = await asyncio.wait(watched, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                name = watched.pop(task)
+                error = None if task.cancelled() else task.exception()
+                if name == "listener":
+                    if loop.time() - listened_since > LISTEN_RETRY_SECONDS[1]:
+                        delay = LISTEN_RETRY_SECONDS[0]  # it had listened a while
+                    logger.warning(
+                        "background.queue_listener_lost listen_in=%.1fs: %s",
+                        delay,
+                        error,
+                    )
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, LISTEN_RETRY_SECONDS[1])
+                    listening = asyncio.create_task(self._listen(), name="listener")
+                    listened_since = loop.time()
+                    watched[listening] = "listener"
+                    side_tasks.append(listening)  # cancelled at shutdown with the rest
+                elif error is not None:
+                    logger.warning(
+                        "background.queue_side_task_failed task=%s: %s", name, error
+                    )
+                    self.stop()  # type: ignore[no-untyped-call]
+                    return
+
+    async def _listen(self) -> None:
+        """LISTEN again once the database answers; then look for jobs at
+        once (what was notified while nobody listened is gone)."""
+        await self.app.check_connection_async()  # raises while it is away
+        listening = self.app.job_manager.listen_for_jobs(
+            on_notification=self._handle_notification,
+            queues=self.queues,
+        )
+        self._new_job_event.set()
+        await listening

@@ -82,7 +82,7 @@ class PostgresResponseStore:
         self._database = database
         self._connection = database.connection
         self._listener = listener or ResponseListener(database.conninfo)
-        self._saves = SaveBatcher(self._connection, database.heal)
+        self._saves = SaveBatcher(self._connection, database.once_more)
         """Concurrent saves share statements (``saves.py``)."""
         self.idempotency_ttl = idempotency_ttl
         self.poll_interval = poll_interval

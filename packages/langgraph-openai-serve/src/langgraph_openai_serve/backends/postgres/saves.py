@@ -27,8 +27,6 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from langgraph_openai_serve.backends.postgres.database import broke_connection
-
 Row = tuple[Any, Any, Any, Any]
 """id, scope, snapshot and input items, adapted for psycopg."""
 
@@ -49,30 +47,32 @@ def insert_statement(rows: int) -> str:
 class SaveBatcher:
     """Writes saved rows, one statement for all the saves that waited.
 
-    ``connection`` gives a pooled connection (``async with``); ``heal``
-    checks the pool after the database broke a connection.
+    ``connection`` gives a pooled connection (``async with``); ``once_more``
+    sends a try again on a checked pool after the database broke its
+    connection (``Database.once_more``).
     """
 
     def __init__(
         self,
         connection: Callable[[], Awaitable[Any]],
-        heal: Callable[[], Awaitable[None]],
+        once_more: Callable[[Callable[[], Awaitable[None]]], Awaitable[None]],
     ) -> None:
         self._connection = connection
-        self._heal = heal
+        self._once_more = once_more
         self._waiting: list[tuple[Row, asyncio.Future[None]]] = []
         self._writing = False
         self._drain: asyncio.Task[None] | None = None
 
     async def save(self, row: Row) -> None:
         """Write ``row``; return once it is stored (raise if it failed)."""
-        try:
-            await self._save(row)
-        except Exception as error:
-            if not broke_connection(error):
-                raise
-            await asyncio.shield(self._heal())
-            await self._save_again(row)
+        tries = 0
+
+        async def attempt() -> None:
+            nonlocal tries
+            tries += 1
+            await (self._save(row) if tries == 1 else self._save_again(row))
+
+        await self._once_more(attempt)
 
     async def _save_again(self, row: Row) -> None:
         from psycopg.errors import UniqueViolation
