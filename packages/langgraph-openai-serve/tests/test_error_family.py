@@ -14,6 +14,7 @@ from langgraph_openai_serve.conversations import errors as conversations
 from langgraph_openai_serve.graph import errors as graph
 from langgraph_openai_serve.graph.errors import LGOSError
 from langgraph_openai_serve.openai import errors
+from langgraph_openai_serve.operations.admission import LimitReached
 from langgraph_openai_serve.operations.outages import DatabaseTimeout
 from langgraph_openai_serve.responses import errors as responses
 from starlette.exceptions import HTTPException
@@ -27,6 +28,7 @@ _HANDLED = (
     psycopg.OperationalError,
     psycopg.InterfaceError,
     DatabaseTimeout,
+    LimitReached,
 )
 
 

@@ -47,6 +47,7 @@ from langgraph_openai_serve.openai.state import (
     ServeState,
     no_callbacks,
 )
+from langgraph_openai_serve.operations.admission import RunGate, RunLimits, TenantLimits
 from langgraph_openai_serve.operations.lifecycle import Lifecycle
 from langgraph_openai_serve.operations.readiness import Readiness
 from langgraph_openai_serve.responses.runtime import BackgroundRuntime
@@ -152,6 +153,7 @@ def build_services(
         batches=batches,
         lifecycle=lifecycle,
         observer=observer,
+        gate=RunGate(_limits(settings)),
     )
     openai_app.state.lgos = state
     _register_tasks(backend, state)
@@ -167,6 +169,21 @@ def build_services(
         metrics=MetricsSource(backend.jobs.stats if runtime is not None else None)
         if settings.METRICS_ENABLED
         else None,
+    )
+
+
+def _limits(settings: Settings) -> RunLimits:
+    default = TenantLimits(runs=settings.TENANT_MAX_RUNS)
+    return RunLimits(
+        process_runs=settings.MAX_RUNS,
+        tenant=default,
+        overrides={
+            # A field left out takes the default; one set to null is unbounded.
+            scope: TenantLimits(
+                runs=own.runs if "runs" in own.model_fields_set else default.runs
+            )
+            for scope, own in settings.TENANT_LIMITS.items()
+        },
     )
 
 

@@ -35,6 +35,16 @@ def normalize_prefix(value: str) -> str:
     return prefix
 
 
+class TenantLimitsSetting(BaseModel):
+    """One tenant's entry of ``LGOS_TENANT_LIMITS``: a field left out takes
+    the default, one set to ``null`` is unbounded for that tenant."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    runs: int | None = Field(default=None, ge=1)
+    """Foreground runs at once in one process (``LGOS_TENANT_MAX_RUNS``)."""
+
+
 class WebhookEndpoint(BaseModel):
     """One entry of ``LGOS_WEBHOOK_ENDPOINTS``."""
 
@@ -86,6 +96,18 @@ class Settings(BaseSettings):
     """Seconds a foreground run may take (unset: no limit). Past it the graph
     is cancelled: a stream ends with the protocol's failure (``run_timeout``),
     a non-streaming request answers 504. Background runs are not limited."""
+    MAX_RUNS: int | None = Field(default=256, ge=1)
+    """Foreground runs (Chat Completions and Responses, streamed or not) one
+    process serves at once; past it a request answers ``503
+    server_overloaded`` with ``Retry-After`` at once, never waits. Unset:
+    unbounded."""
+    TENANT_MAX_RUNS: int | None = Field(default=64, ge=1)
+    """Foreground runs one tenant (one API key's scope) has at once in one
+    process; past it ``429 rate_limit_exceeded`` with ``Retry-After`` and
+    ``x-ratelimit-*`` headers. Unset: only ``LGOS_MAX_RUNS`` bounds them."""
+    TENANT_LIMITS: dict[str, TenantLimitsSetting] = Field(default_factory=dict)
+    """Per-tenant overrides, by scope, as JSON:
+    ``{"batch-jobs": {"runs": 8}, "premium": {"runs": 200}}``."""
     CHECKPOINT_SCOPE: str | None = None
     """Who shares stored runs. Unset: each API key's principal is its own
     scope (paused runs, background Responses, idempotency keys). A

@@ -4,7 +4,8 @@ Every exception that leaves a route becomes ``{"error": {message, type,
 param, code}}`` here and nowhere else; once a stream has started, an error is
 its in-band failure instead (``openai/stream_failure.py``). The family, with
 the status, ``code`` and ``[param]`` each answers (``type`` is
-``server_error`` on the 5xx rows, else ``invalid_request_error``)::
+``server_error`` on the 5xx rows, ``requests`` on the 429, as OpenAI's
+rate limits have it, else ``invalid_request_error``)::
 
     Exception
     ├── LGOSError                         500 unless a subclass answers
@@ -35,6 +36,9 @@ the status, ``code`` and ``[param]`` each answers (``type`` is
     │   └── PoolTimeout (psycopg_pool)    503 server_busy, Retry-After
     ├── InterfaceError (psycopg)          503 database_unavailable, Retry-After
     ├── DatabaseTimeout (LGOS's deadline) 503 database_unavailable, Retry-After
+    ├── LimitReached (admission)          429 rate_limit_exceeded (a tenant's
+    │                                     limit) or 503 server_overloaded (the
+    │                                     process's), Retry-After, x-ratelimit-*
     └── any other exception               500 server_error, details only logged
 
 The table below names the module (``graph``, ``responses``, ``batches``,
@@ -60,6 +64,7 @@ from langgraph_openai_serve.conversations import errors as conversations
 from langgraph_openai_serve.error_envelope import INTERNAL_ERROR_MESSAGE, error_body
 from langgraph_openai_serve.graph import errors as graph
 from langgraph_openai_serve.openai.validation import message_and_param
+from langgraph_openai_serve.operations.admission import LimitReached
 from langgraph_openai_serve.operations.outages import (
     RETRY_AFTER_SECONDS,
     Fault,
@@ -184,9 +189,11 @@ def response_for(exc: Exception) -> Response:
         )
     if isinstance(exc, HTTPException):
         return _http_response(exc)
+    if isinstance(exc, LimitReached):
+        return refused_for_limit(exc)
     fault = database_fault(exc)
     if fault is not None:
-        logger.warning("request.database_%s: %s", fault, exc)
+        logger.warning("request.%s: %s", fault, exc)
         return _unavailable(fault)
     logger.error("request.failed", exc_info=exc)
     return internal_error_response()
@@ -195,6 +202,22 @@ def response_for(exc: Exception) -> Response:
 def _unavailable(fault: Fault) -> Response:
     response = error_response(503, UNAVAILABLE[fault], "server_error", code=fault)
     response.headers["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+def refused_for_limit(exc: LimitReached) -> Response:
+    """A tenant's limit: 429 with OpenAI's rate-limit headers (the limit, none
+    left, free again when a run ends); the process's: 503."""
+    if exc.by_tenant:
+        response = error_response(429, str(exc), "requests", code="rate_limit_exceeded")
+        response.headers["x-ratelimit-limit-requests"] = str(exc.allowed)
+        response.headers["x-ratelimit-remaining-requests"] = "0"
+        response.headers["x-ratelimit-reset-requests"] = f"{exc.retry_after}s"
+    else:
+        response = error_response(
+            503, str(exc), "server_error", code="server_overloaded"
+        )
+    response.headers["Retry-After"] = str(exc.retry_after)
     return response
 
 
@@ -209,7 +232,7 @@ def install_error_handlers(app: FastAPI, routes: Sequence[BaseRoute] = ()) -> No
     ``routes``: the app's routes, so a 405 names in ``Allow`` the methods of
     every route of its path (Starlette names the first route's only, and
     ``GET`` and ``DELETE /responses/{id}`` are two routes)."""
-    handled = (RequestValidationError, graph.InvalidRequestError)
+    handled = (RequestValidationError, graph.InvalidRequestError, LimitReached)
     for exc_class in (*handled, *_TABLE, *_SERVER_TABLE):
         app.add_exception_handler(exc_class, _handle)
     served = [route for route in routes if isinstance(route, Route) and route.methods]

@@ -17,6 +17,7 @@ from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.observability.observer import NO_OBSERVER, Observer
 from langgraph_openai_serve.openai.auth import internal_scope
 from langgraph_openai_serve.openai.request_body import BodyLimits
+from langgraph_openai_serve.operations.admission import Admitted, RunGate, RunLimits
 from langgraph_openai_serve.operations.lifecycle import Lifecycle
 from langgraph_openai_serve.responses.protocol import ResponseStore
 from langgraph_openai_serve.responses.runtime import BackgroundRuntime
@@ -67,6 +68,22 @@ class ServeState:
     """The Batch API's store, queue and Files API client."""
     observer: Observer = NO_OBSERVER
     """What runs record: metrics, spans (``observability/``)."""
+    gate: RunGate = field(default_factory=lambda: RunGate(RunLimits()))
+    """Admits this process's foreground runs (``operations/admission.py``)."""
+
+    async def admit(
+        self, request: Request, scope: str | None = None
+    ) -> Admitted | None:
+        """Admit one foreground run of ``request``'s tenant (``scope``, when
+        the caller resolved it already); ``None`` for a batch line (its
+        worker's slots bound it already).
+
+        Raises:
+            LimitReached: the process or the tenant is at its limit.
+        """
+        if internal_scope(request) is not None:
+            return None
+        return self.gate.admit(scope or await self.scope_for(request))
 
     async def scope_for(self, request: Request) -> str:
         """The server-trusted checkpoint scope of ``request``: the one an

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from langgraph_openai_serve.compact_json import json_response
+from langgraph_openai_serve.graph.config import GraphConfig
 from langgraph_openai_serve.graph.errors import GraphError
 from langgraph_openai_serve.graph.events import RunCompleted
 from langgraph_openai_serve.graph.features import GraphFeature
@@ -16,6 +17,7 @@ from langgraph_openai_serve.graph.runner import (
     run_graph,
     run_to_completion,
 )
+from langgraph_openai_serve.openai.admitted import released_with
 from langgraph_openai_serve.openai.chat.decode import (
     check_graph_serves_chat,
     decode_chat_request,
@@ -31,7 +33,7 @@ from langgraph_openai_serve.openai.context import request_log
 from langgraph_openai_serve.openai.error_docs import error_responses
 from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.sse import EventStreamResponse
-from langgraph_openai_serve.openai.state import serve_state
+from langgraph_openai_serve.openai.state import ServeState, serve_state
 from langgraph_openai_serve.openai.stream_failure import SHUTDOWN_FAILURE
 
 router = APIRouter()
@@ -49,6 +51,23 @@ async def create_chat_completion(request: Request) -> Response:
     body = await parse_body(request, ChatCompletionRequest, state.body_limits)
     config = state.registry.get_graph(body.model)
     check_graph_serves_chat(config, body)
+    admitted = await state.admit(request)
+    try:
+        answer = await _complete(request, state, body, config)
+    except BaseException:
+        if admitted is not None:
+            admitted.release()
+        raise
+    return released_with(answer, admitted)
+
+
+async def _complete(
+    request: Request,
+    state: ServeState,
+    body: ChatCompletionRequest,
+    config: GraphConfig,
+) -> Response:
+    """Run the graph: its stream, or its finished completion."""
     log = request_log(request)
     if log is not None:
         log.model = body.model

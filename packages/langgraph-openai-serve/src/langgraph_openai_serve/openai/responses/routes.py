@@ -14,6 +14,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
+from langgraph_openai_serve.openai.admitted import released_with
 from langgraph_openai_serve.openai.context import request_log
 from langgraph_openai_serve.openai.error_docs import error_responses
 from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
@@ -21,7 +22,7 @@ from langgraph_openai_serve.openai.responses.admission import admit
 from langgraph_openai_serve.openai.responses.background.respond import (
     respond_in_background,
 )
-from langgraph_openai_serve.openai.responses.continuation import continued
+from langgraph_openai_serve.openai.responses.continuation import Continued, continued
 from langgraph_openai_serve.openai.responses.foreground import respond_in_foreground
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.state import serve_state
@@ -46,13 +47,21 @@ async def create_response(request: Request) -> Response:
     log = request_log(request)
     if log is not None:
         log.model = body.model
-    going_on = await continued(state, config, body, await state.scope_for(request))
+    scope = await state.scope_for(request)
+    # Refused before anything is claimed or read: a foreground run past a
+    # limit costs the server nothing.
+    admitted = None if body.background else await state.admit(request, scope)
+    going_on: Continued | None = None
     try:
+        going_on = await continued(state, config, body, scope)
         if going_on.reservation is not None:
             key = request.headers.get("idempotency-key")
             return await respond_in_background(state, going_on, key)
-        return await respond_in_foreground(state, config, going_on, log)
+        answer = await respond_in_foreground(state, config, going_on, log)
     except BaseException:
-        if going_on.turn is not None:
+        if going_on is not None and going_on.turn is not None:
             await going_on.turn.end()  # nothing happened (a turn added ends itself)
+        if admitted is not None:
+            admitted.release()
         raise
+    return released_with(answer, admitted)

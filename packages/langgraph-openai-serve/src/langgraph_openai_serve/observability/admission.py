@@ -1,0 +1,21 @@
+"""Requests refused at admission, by the limit they met (a bounded label
+set: never a tenant's name)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter
+
+REFUSED = Counter(
+    "lgos_requests_refused",
+    "Requests refused at once at admission, by the limit they met: a "
+    "tenant's foreground runs in this process (tenant_runs, a 429) or the "
+    "process's (process_runs, a 503).",
+    ["reason"],
+)
+_REFUSED = {
+    reason: REFUSED.labels(reason) for reason in ("tenant_runs", "process_runs")
+}
+
+
+def refused(reason: str) -> None:
+    _REFUSED[reason].inc()
