@@ -154,11 +154,14 @@ class Fleet:
         """Each running ``lgos serve``'s base URL, in the order started."""
         return tuple(api.base for api in self.started_apis)
 
-    def start_api(self, env: Mapping[str, str] | None = None) -> Api:
+    def start_api(
+        self, env: Mapping[str, str] | None = None, *, port: int | None = None
+    ) -> Api:
         """One more ``lgos serve``, once ``/health/ready`` answers; it runs
-        until the fleet stops. ``env`` adds to the fleet's."""
+        until the fleet stops. ``env`` adds to the fleet's; ``port``: the one
+        of a process that exited, to start it again where clients look."""
         number = len(self.started_apis)
-        port = free_port()
+        port = port or free_port()
         process = self.processes.enter_context(
             running(
                 lgos_command("serve", "--port", str(port), python=self.python),
@@ -173,12 +176,18 @@ class Fleet:
         return api
 
     def start_worker(
-        self, env: Mapping[str, str] | None = None, *, exits: ExitStack | None = None
+        self,
+        env: Mapping[str, str] | None = None,
+        *,
+        exits: ExitStack | None = None,
+        port: int | None = None,
     ) -> RunningProcess:
         """One more ``lgos worker``, once its ``/health/ready`` answers; it
-        runs until ``exits`` closes (the fleet's end by default)."""
+        runs until ``exits`` closes (the fleet's end by default). ``port``:
+        its health port (the one of a worker that exited, to start it again
+        where the probes look)."""
         number = len(self.started_workers)
-        port = free_port()
+        port = port or free_port()
         command = lgos_command("worker", "--health-port", str(port), python=self.python)
         health = f"http://{LOOPBACK}:{port}/health/ready"
         process = (exits or self.processes).enter_context(
