@@ -41,7 +41,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from lgos_testkit.postgres import FaultyPostgres, faulty_postgres
+import psycopg
+from lgos_testkit.postgres import DATABASE, FaultyPostgres, faulty_postgres
 
 from lgos_bench import outage_logs, outage_report
 from lgos_bench.fleet import Fleet, Log, fleet
@@ -171,12 +172,29 @@ async def _recovered(
     return False
 
 
+_LISTENING = (
+    "SELECT query, count(*) FROM pg_stat_activity WHERE datname = %s "
+    "AND query ILIKE 'listen%%' GROUP BY query"
+)
+
+
+def listening(database: FaultyPostgres) -> dict[str, int]:
+    """The sessions whose last statement was a LISTEN, by statement: the
+    workers' job listeners and the API's followers. One that the fault took
+    and that was not opened again is a process waking on its poll interval
+    instead of a notification."""
+    with psycopg.connect(database.admin_url, autocommit=True) as conn:
+        rows = conn.execute(_LISTENING, (DATABASE,)).fetchall()
+    return {str(query): int(count) for query, count in rows}
+
+
 async def _phase(
     name: str, load: Load, database: FaultyPostgres, plan: Plan, log: Log
 ) -> Phase:
     began = time.monotonic()
     log(f"{name}: {plan.steady_s:g} s steady")
     await asyncio.sleep(plan.steady_s)
+    before = await asyncio.to_thread(listening, database)
     log(f"{name}: the fault")
     fault_began, fault_ended = await asyncio.to_thread(
         FAULTS[name], database, plan.fault_s
@@ -191,8 +209,17 @@ async def _phase(
     completed = first.result() if first.done() and not first.cancelled() else None
     if not recovered:
         log(f"{name}: not recovered within {RECOVERY_BOUND:g} s; going on")
+    after = await asyncio.to_thread(listening, database)
     return Phase(
-        name, began, fault_began, fault_ended, time.monotonic(), completed, recovered
+        name,
+        began,
+        fault_began,
+        fault_ended,
+        time.monotonic(),
+        completed,
+        recovered,
+        before,
+        after,
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,11 @@ class Phase:
     recovered: bool
     """Whether the recovery ended on its events (every probe 200, a new run
     completed) rather than on its time bound."""
+    listening_before: Mapping[str, int] = field(default_factory=dict)
+    """The database's LISTEN sessions by statement just before the fault
+    (``outage.listening``)..."""
+    listening_after: Mapping[str, int] = field(default_factory=dict)
+    """... and at the end of the recovery."""
 
 
 def _round(value: float | None, digits: int = 3) -> float | None:
@@ -127,18 +132,27 @@ def _answers(phase: Phase, records: Records, kind: Kind) -> dict[str, Any]:
     }
 
 
+def _answered(probe: Probe) -> float:
+    """When the prober learned the probe's verdict (its answer, or its
+    timeout): what an orchestrator acts on."""
+    return probe.sent + probe.took
+
+
 def _target(phase: Phase, probes: list[Probe]) -> dict[str, Any]:
-    """One target's readiness around the fault: the first probe sent after
-    the fault began that did not answer 200, and the first that answered
-    200 after the last one that did not (times of sending)."""
+    """One target's readiness around the fault: when the first probe sent
+    after the fault began that did not answer 200 was answered, and when
+    the first probe that answered 200 after the last one that did not was
+    (negative: before the fault ended)."""
     after = [p for p in probes if p.sent >= phase.fault_began]
     bad = [p for p in after if p.status != 200]
     if not bad:
         return {"not_ready_after_s": None, "ready_again_after_s": None, "back": True}
     good = next((p for p in after if p.sent > bad[-1].sent and p.status == 200), None)
     return {
-        "not_ready_after_s": _round(bad[0].sent - phase.fault_began),
-        "ready_again_after_s": _round(good.sent - phase.fault_ended) if good else None,
+        "not_ready_after_s": _round(_answered(bad[0]) - phase.fault_began),
+        "ready_again_after_s": (
+            _round(_answered(good) - phase.fault_ended) if good else None
+        ),
         "back": good is not None,
         "reasons": dict(Counter(p.error or str(p.status) for p in bad)),
     }
@@ -234,6 +248,8 @@ def summarize(
             None if first is None else first - phase.fault_ended
         ),
         "exits": exits(mine, origin),
+        "listening_before": dict(phase.listening_before),
+        "listening_after": dict(phase.listening_after),
     }
 
 
@@ -355,6 +371,8 @@ def render(results: dict[str, Any]) -> str:
                 str(api["over_limit"] + workers["over_limit"]),
                 _s(phase["first_new_run_completed_s"]),
                 ", ".join(e["target"] for e in phase["exits"]) or "none",
+                f"{sum(phase['listening_before'].values())} → "
+                f"{sum(phase['listening_after'].values())}",
             ]
         )
     header = [
@@ -369,6 +387,7 @@ def render(results: dict[str, Any]) -> str:
         f"probes over {PROBE_LIMIT:g} s",
         "first new run completed after end",
         "lgos processes exited",
+        "LISTEN sessions before → after",
     ]
     lines += _table(header, rows)
     if results.get("exits"):
