@@ -306,6 +306,22 @@ def interpreter_tree(python: str | None) -> tuple[str, Path | None]:
     return python, Path(found).parent
 
 
+def core_commit(folder: Path | None) -> str:
+    """The last commit that changed the core library's folder: what the
+    fleet ran, whatever bench commits came after it on the tree."""
+    if folder is None:
+        return "unknown"
+    try:
+        return subprocess.run(
+            ["git", "-C", str(folder), "log", "-1", "--format=%h", "--", "."],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 @contextlib.contextmanager
 def _folder(keep: Path | None) -> Iterator[Path]:
     """Where the fleet's logs go: ``keep`` (left there) or a temporary one."""
@@ -329,6 +345,7 @@ def run(
     meta: dict[str, Any] = {
         "mode": "outage",
         "lgos_revision": library_revision(package),
+        "lgos_core_commit": core_commit(package),
         "lgos_python": label,
         "background_cores_before": round(background_cores(), 2),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -29,6 +29,8 @@ _EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*)(?::|$)")
 _NOT_EXCEPTIONS = ("Traceback", "During handling", "The above exception")
 _GROUP_PREFIX = re.compile(r"^\s*\|\s?")
 """An exception group's members are printed behind ``| ``."""
+_VARYING = re.compile(r"0x[0-9a-f]+|\b[\w-]*\d[\w-]*\b")
+"""Addresses, ports, ids: what differs between alike records."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,8 @@ class Raised:
 
     exception: str
     where: str | None
+    says: str = ""
+    """Its message's first line, ports, ids and addresses masked."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,13 +79,13 @@ def exceptions(traceback: str) -> tuple[Raised, ...]:
             continue
         named = _EXCEPTION.match(line)
         if named and ("Error" in line or "Exception" in line or ":" in line):
-            found.append(Raised(named.group(1), where))
+            says = _VARYING.sub("…", line[named.end() :].strip())
+            found.append(Raised(named.group(1), where, says[:120]))
             where = None
     return tuple(found)
 
 
 _EVENT_NAME = re.compile(r"[a-z_]+(?:\.[a-z_]+)+")
-_VARYING = re.compile(r"0x[0-9a-f]+|\b[\w-]*\d[\w-]*\b")
 
 
 def _event(message: str) -> str:
@@ -144,21 +148,25 @@ def summarize(
     paths: Iterable[Path], phase_of: Callable[[float | None], str]
 ) -> list[dict[str, Any]]:
     """The records of every log, grouped by process, level, event and the
-    logged exception (its class and where it was raised, and its first
-    cause's class), most severe first, then most frequent; each group
-    counted per phase (``phase_of`` names the phase of a Unix time)."""
+    logged exception (its class and where it was raised, its first cause's
+    class, and what the first cause says), most severe first, then most
+    frequent; each group counted per phase (``phase_of`` names the phase of
+    a Unix time). A record is stamped when it was logged: an error a task
+    kept until the process stopped counts in the phase of the stop, and
+    what its cause says tells which fault it was."""
     groups: dict[tuple[str, ...], Counter[str]] = {}
     for path in sorted(paths):
         for record in read(path):
             last = record.raised[-1] if record.raised else Raised("", None)
-            first = record.raised[0].exception if len(record.raised) > 1 else ""
+            first = record.raised[0] if len(record.raised) > 1 else Raised("", None)
             key = (
                 record.process,
                 record.level,
                 record.event,
                 last.exception,
                 last.where or "",
-                first,
+                first.exception,
+                (first if first.exception else last).says,
             )
             groups.setdefault(key, Counter())[phase_of(record.at)] += 1
     order = ("critical", "error", "stderr", "warning")
@@ -171,9 +179,18 @@ def summarize(
             "exception": exception or None,
             "raised_at": where or None,
             "first_cause": first or None,
+            "says": says or None,
             "count": sum(counts.values()),
             "phases": dict(counts),
         }
-        for (process, level, event, exception, where, first), counts in groups.items()
+        for (
+            process,
+            level,
+            event,
+            exception,
+            where,
+            first,
+            says,
+        ), counts in groups.items()
     ]
     return sorted(rows, key=lambda row: (severity.get(row["level"], 9), -row["count"]))

@@ -275,7 +275,8 @@ def render(results: dict[str, Any]) -> str:
     lines = [
         "# lgos-bench: what clients see while PostgreSQL goes away and comes back",
         "",
-        f"LGOS {meta['lgos_revision']} (`{meta['lgos_python']}`), started "
+        f"LGOS {meta['lgos_revision']} (core last changed in "
+        f"{meta.get('lgos_core_commit', '–')}; `{meta['lgos_python']}`), started "
         f"{meta['started']}; other processes kept {meta['background_cores_before']} "
         f"cores busy before the run; {fmt(meta.get('wall_seconds'), 0)} s in all. "
         f"1 `lgos serve`, {plan['workers']} `lgos worker` on PostgreSQL "
@@ -448,6 +449,13 @@ def _details(phases: list[dict[str, Any]]) -> list[str]:
 LOGGED_ROWS = 25
 
 
+def _cell(text: str | None) -> str:
+    """Free text in a table cell: no pipes, no line breaks."""
+    if not text:
+        return "–"
+    return text.replace("|", "/").replace("\n", " ")[:90]
+
+
 def _logged(rows: list[dict[str, Any]]) -> list[str]:
     if not rows:
         return ["## Logged by the fleet", "", "No warning or error was logged.", ""]
@@ -459,6 +467,7 @@ def _logged(rows: list[dict[str, Any]]) -> list[str]:
             f"`{row['exception']}`" if row["exception"] else "–",
             f"`{row['raised_at']}`" if row["raised_at"] else "–",
             f"`{row['first_cause']}`" if row["first_cause"] else "–",
+            _cell(row.get("says")),
             ", ".join(f"{phase} {n}" for phase, n in row["phases"].items()),
         ]
         for row in rows[:LOGGED_ROWS]
@@ -470,6 +479,7 @@ def _logged(rows: list[dict[str, Any]]) -> list[str]:
         "exception",
         "raised at",
         "first cause",
+        "which says",
         "count by phase",
     ]
     more = len(rows) - LOGGED_ROWS
