@@ -29,7 +29,7 @@ _EXCEPTION = re.compile(r"^([A-Za-z_][\w.]*)(?::|$)")
 _NOT_EXCEPTIONS = ("Traceback", "During handling", "The above exception")
 _GROUP_PREFIX = re.compile(r"^\s*\|\s?")
 """An exception group's members are printed behind ``| ``."""
-_VARYING = re.compile(r"0x[0-9a-f]+|\b[\w-]*\d[\w-]*\b")
+_VARYING = re.compile(r"\d+(?:\.\d+){3}|0x[0-9a-f]+|\b[\w-]*\d[\w-]*\b")
 """Addresses, ports, ids: what differs between alike records."""
 
 
@@ -80,7 +80,7 @@ def exceptions(traceback: str) -> tuple[Raised, ...]:
         named = _EXCEPTION.match(line)
         if named and ("Error" in line or "Exception" in line or ":" in line):
             says = _VARYING.sub("…", line[named.end() :].strip())
-            found.append(Raised(named.group(1), where, says[:120]))
+            found.append(Raised(named.group(1), where, says[:200]))
             where = None
     return tuple(found)
 

@@ -111,7 +111,12 @@ def _answers(phase: Phase, records: Records, kind: Kind) -> dict[str, Any]:
         for a in records.answers
         if a.kind == kind and phase.began <= a.sent < phase.ended
     ]
-    during = [a.took for a in _during(mine, phase.fault_began, phase.fault_ended)]
+    under_way = _during(mine, phase.fault_began, phase.fault_ended)
+    during = [a.took for a in under_way]
+    by_bucket = {
+        bucket: [a.took for a in under_way if _bucket(a) == bucket]
+        for bucket in BUCKETS
+    }
     statuses = Counter(str(a.status) for a in mine if a.status is not None)
     return {
         "answers": len(mine),
@@ -128,6 +133,11 @@ def _answers(phase: Phase, records: Records, kind: Kind) -> dict[str, Any]:
             "longest_s": _round(max(during, default=None)),
             "p50_s": _round(percentile(during, 50)),
             "p99_s": _round(percentile(during, 99)),
+            "by_status": {
+                bucket: {"answers": len(took), "longest_s": _round(max(took))}
+                for bucket, took in by_bucket.items()
+                if took
+            },
         },
     }
 
@@ -429,6 +439,16 @@ def _details(phases: list[dict[str, Any]]) -> list[str]:
             ]
             if parts:
                 said.append(f"{kind}: " + ", ".join(parts))
+        for kind in ("submissions", "foreground"):
+            by_status = phase[kind]["during_fault"].get("by_status", {})
+            if set(by_status) - {"200"}:
+                said.append(
+                    f"{kind} under way during the fault: "
+                    + ", ".join(
+                        f"{bucket} ×{f['answers']} (longest {fmt(f['longest_s'])} s)"
+                        for bucket, f in by_status.items()
+                    )
+                )
         failures = phase["runs"]["failures"]
         if failures:
             said.append(
@@ -450,10 +470,13 @@ LOGGED_ROWS = 25
 
 
 def _cell(text: str | None) -> str:
-    """Free text in a table cell: no pipes, no line breaks."""
+    """Free text in a table cell: no pipes, no runs of spaces; a server's
+    refusal from its ``FATAL:`` on (the connection's address is noise)."""
     if not text:
         return "–"
-    return text.replace("|", "/").replace("\n", " ")[:90]
+    if "FATAL:" in text:
+        text = text[text.index("FATAL:") :]
+    return " ".join(text.replace("|", "/").split())[:100]
 
 
 def _logged(rows: list[dict[str, Any]]) -> list[str]:
