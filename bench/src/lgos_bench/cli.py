@@ -13,6 +13,8 @@ lgos-bench store           server CPU per request with the response store off an
 lgos-bench batches         a 10,000-line batch: lines/s with 1 and 2 workers, memory
 lgos-bench scale           background runs/s with 1, 2, 4 workers; queue wait;
                            foreground req/s with 1 and 2 API processes (unpinned)
+lgos-bench outage          what clients see while PostgreSQL resets, refuses,
+                           stalls and restarts under load (unpinned)
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from lgos_bench import (
     batches,
     compare,
     idle_report,
+    outage,
     report,
     scale,
     scale_report,
@@ -107,6 +110,42 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=background.DEFAULT_WORKERS,
         help="lgos worker processes",
+    )
+    faults = parser.add_argument_group("lgos-bench outage")
+    faults.add_argument(
+        "--phases",
+        default=",".join(outage.PHASES),
+        help="the faults, in order (default reset,refuse,stall,restart)",
+    )
+    faults.add_argument(
+        "--steady",
+        type=float,
+        default=outage.STEADY_SECONDS,
+        help="seconds of load before each fault (default 10)",
+    )
+    faults.add_argument(
+        "--fault-seconds",
+        type=float,
+        default=outage.FAULT_SECONDS,
+        help="how long the database refuses or stalls (default 15)",
+    )
+    faults.add_argument(
+        "--recovery",
+        type=float,
+        default=outage.RECOVERY_SECONDS,
+        help="seconds of load after each fault, at least (default 20)",
+    )
+    faults.add_argument(
+        "--lgos-python",
+        metavar="PATH",
+        help="run the lgos processes with this interpreter (another "
+        "checkout's .venv/bin/python with lgos-bench installed)",
+    )
+    faults.add_argument(
+        "--logs",
+        type=Path,
+        metavar="DIR",
+        help="keep the fleet's and PostgreSQL's logs in DIR",
     )
     parser.add_argument(
         "scenario",
@@ -210,6 +249,23 @@ def _scale(args: argparse.Namespace) -> int:
     return 0
 
 
+def _outage(args: argparse.Namespace) -> int:
+    try:
+        plan = outage.Plan(
+            phases=tuple(name for name in args.phases.split(",") if name),
+            steady_s=args.steady,
+            fault_s=args.fault_seconds,
+            recovery_s=args.recovery,
+        )
+    except ValueError as exc:
+        raise SystemExit(f"lgos-bench outage: {exc}") from None
+    results = outage.run(say, plan, python=args.lgos_python, logs=args.logs)
+    markdown, data = outage.write(results, args.out)
+    say("\n" + outage.render(results))
+    say(f"wrote {markdown} and {data}")
+    return 0
+
+
 def _single_mode(report: Any, config: RunConfig, out: Path, **options: Any) -> int:
     """Run one report module's mode (``store``, ``idle``), write and show it."""
     say(f"placement: {config.placement.describe()}")
@@ -251,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.scenario[:1] == ["scale"]:
         # Unpinned: a fleet's processes share the machine's cores.
         return _scale(args)
+    if args.scenario[:1] == ["outage"]:
+        return _outage(args)
     placement = Placement.split(available_cores())
     # The load generator (this process) stays on its own core from here on.
     os.sched_setaffinity(0, placement.load_cores)

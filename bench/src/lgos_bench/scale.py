@@ -235,7 +235,9 @@ async def background_round(
     # A different worker first each round: no one process's luck decides.
     first = number % len(pids)
     freed = sorted((pids + pids)[first : first + workers])
-    groups = {"workers": freed, "postgres": [bench.fleet.database.pid]}
+    # The fleet started this PostgreSQL, so it knows the server's PID.
+    postgres = [pid] if (pid := bench.fleet.database.pid) is not None else []
+    groups = {"workers": freed, "postgres": postgres}
     with cpu_use(groups) as cpu:
         for pid in freed:
             bench.free(tag, pid)

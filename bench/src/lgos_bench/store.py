@@ -106,6 +106,7 @@ def measure(
                 server.start()
             rows = []
             for scenario in scenarios(seconds):
+                assert database.pid is not None  # postgres_database started it
                 row = asyncio.run(_compare(servers, database.pid, scenario, rounds))
                 log(_progress(row))
                 rows.append(row)

@@ -147,9 +147,10 @@ def _start(kind: str, workers: int, config: RunConfig) -> ServerProcess:
     return ServerProcess(kind, workers, config.workload, config.placement).start()
 
 
-def library_revision() -> str:
-    """The core library's git commit, marked ``+dirty`` with local changes."""
-    folder = Path(langgraph_openai_serve.__file__).resolve().parent
+def library_revision(folder: Path | None = None) -> str:
+    """The core library's git commit, marked ``+dirty`` with local changes:
+    this interpreter's, or the one whose package folder is ``folder``."""
+    folder = folder or Path(langgraph_openai_serve.__file__).resolve().parent
     try:
         head = subprocess.run(
             ["git", "-C", str(folder), "rev-parse", "--short", "HEAD"],
