@@ -232,3 +232,14 @@ async def test_the_sdks_own_retry_gets_through_once_a_run_ended(serve, held):
     await running
 
     assert completion.choices[0].message.content == "done"
+
+
+def test_none_lifts_a_limit_from_the_environment(monkeypatch):
+    monkeypatch.setenv("LGOS_MAX_RUNS", "none")
+    monkeypatch.setenv("LGOS_TENANT_MAX_RUNS", "")
+    monkeypatch.setenv("LGOS_TENANT_LIMITS", '{"bob": {"runs": 3}}')
+
+    settings = Settings()
+
+    assert (settings.MAX_RUNS, settings.TENANT_MAX_RUNS) == (None, None)
+    assert settings.TENANT_LIMITS["bob"].runs == 3

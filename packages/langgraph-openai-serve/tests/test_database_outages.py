@@ -13,6 +13,7 @@ restart.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import httpx
@@ -20,6 +21,7 @@ import psycopg
 import pytest
 from langgraph_openai_serve import GraphRegistry, LanggraphOpenaiServe, Settings
 from langgraph_openai_serve.backends.postgres import PostgresBackend
+from langgraph_openai_serve.operations.outages import DatabaseTimeout
 from langgraph_openai_serve.testing import ScriptedChatModel
 from lgos_testkit import async_wait_until
 from lgos_testkit.postgres import FaultyPostgres
@@ -207,3 +209,20 @@ async def test_every_connection_has_libpq_bounds_and_an_operators_own_win(databa
         assert parameters["tcp_user_timeout"] == "30000"
         assert parameters["keepalives_count"] == "3"
         assert parameters["keepalives_idle"] == "42"
+
+
+async def test_a_checkpoint_read_on_a_stalled_database_ends_within_its_deadline(
+    database,
+):
+    backend = PostgresBackend(database.url, checkpoint_timeout=1.0)
+    saver = backend.checkpointer()
+    assert saver is not None
+    config = {"configurable": {"thread_id": "t", "checkpoint_ns": ""}}
+    try:
+        await backend.database.open()  # the stores open it on first use
+        assert await saver.aget_tuple(config) is None  # the pool holds one now
+        # Raised while the database is still stalled: never held for it.
+        with database.stalled(), pytest.raises(DatabaseTimeout):
+            await asyncio.wait_for(saver.aget_tuple(config), BACK_WITHIN)
+    finally:
+        await backend.close()

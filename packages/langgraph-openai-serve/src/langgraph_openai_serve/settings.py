@@ -99,12 +99,12 @@ class Settings(BaseSettings):
     MAX_RUNS: int | None = Field(default=256, ge=1)
     """Foreground runs (Chat Completions and Responses, streamed or not) one
     process serves at once; past it a request answers ``503
-    server_overloaded`` with ``Retry-After`` at once, never waits. Unset:
+    server_overloaded`` with ``Retry-After`` at once, never waits. ``none``:
     unbounded."""
     TENANT_MAX_RUNS: int | None = Field(default=64, ge=1)
     """Foreground runs one tenant (one API key's scope) has at once in one
     process; past it ``429 rate_limit_exceeded`` with ``Retry-After`` and
-    ``x-ratelimit-*`` headers. Unset: only ``LGOS_MAX_RUNS`` bounds them."""
+    ``x-ratelimit-*`` headers. ``none``: only ``LGOS_MAX_RUNS`` bounds them."""
     TENANT_LIMITS: dict[str, TenantLimitsSetting] = Field(default_factory=dict)
     """Per-tenant overrides, by scope, as JSON:
     ``{"batch-jobs": {"runs": 8}, "premium": {"runs": 200}}``."""
@@ -142,6 +142,12 @@ class Settings(BaseSettings):
     fetches and listener) wait for a database that is away; past them the
     worker starts over once the database is back, without a process
     restart (its running jobs go on meanwhile, or are handed back)."""
+    CHECKPOINT_TIMEOUT: float = Field(default=30.0, gt=0)
+    """Seconds one checkpoint read or write of a durable background run may
+    take (LangGraph's saver); past it the run is handed back and runs again
+    from its last checkpoint once the database answers. Longer than
+    ``LGOS_DATABASE_TIMEOUT``: a large state takes longer to write than a
+    row, and a run may rightly wait out a short stall."""
     RESPONSE_STORE: Literal["memory", "postgres"] | None = None
     """Keep Responses (``store``, retrieve, delete, ``input_items``,
     ``previous_response_id`` continuation): in this process's memory, or in
@@ -303,6 +309,14 @@ class Settings(BaseSettings):
             decoded = b""
         if not text.startswith("whsec_") or not decoded:
             raise ValueError("LGOS_WEBHOOK_SECRET must be 'whsec_' + base64 bytes")
+        return value
+
+    @field_validator("MAX_RUNS", "TENANT_MAX_RUNS", mode="before")
+    @classmethod
+    def _unbounded(cls, value: Any) -> Any:
+        """``none`` (or an empty value) lifts a limit."""
+        if isinstance(value, str) and value.strip().lower() in {"", "none"}:
+            return None
         return value
 
     @field_validator("API_KEYS")

@@ -67,4 +67,5 @@ def postgres_backend(
         timeout=settings.DATABASE_TIMEOUT,
         connect_timeout=settings.DATABASE_CONNECT_TIMEOUT,
         queue_wait=settings.QUEUE_DATABASE_WAIT,
+        checkpoint_timeout=settings.CHECKPOINT_TIMEOUT,
     )

@@ -61,7 +61,8 @@ class PostgresBackend:
     checkout included (``None``: unbounded); ``connect_timeout``: the seconds
     a new connection may take; ``queue_wait``: the seconds the queue's own
     connections (a worker's heartbeat, fetches and listener) wait for the
-    database before its worker starts over.
+    database before its worker starts over; ``checkpoint_timeout``: the
+    seconds one checkpoint read or write of a durable run may take.
     """
 
     def __init__(
@@ -76,12 +77,14 @@ class PostgresBackend:
         timeout: float | None = 5.0,
         connect_timeout: int = 3,
         queue_wait: float = 30.0,
+        checkpoint_timeout: float | None = 30.0,
     ) -> None:
         from psycopg import AsyncConnection
         from psycopg.rows import DictRow, dict_row
         from psycopg_pool import AsyncConnectionPool
 
         conninfo = bounded_conninfo(conninfo, connect_timeout)
+        self.checkpoint_timeout = checkpoint_timeout
         self.conninfo = conninfo
         self.database = Database(
             AsyncConnectionPool(
@@ -140,7 +143,16 @@ class PostgresBackend:
         if self._saver is None:
             from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 
-            self._saver = AsyncPostgresSaver(self.database.pool)
+            from langgraph_openai_serve.backends.postgres.checkpoints import (
+                BoundedSaver,
+            )
+
+            deadline = self.checkpoint_timeout
+            self._saver = (
+                AsyncPostgresSaver(self.database.pool)
+                if deadline is None
+                else BoundedSaver(self.database.pool, deadline=deadline)
+            )
         return self._saver
 
     def run_coordinator(self, *, max_concurrent_leases: int = 4) -> RunCoordinator:
