@@ -44,7 +44,7 @@ from typing import Any
 import psycopg
 from lgos_testkit.postgres import DATABASE, FaultyPostgres, faulty_postgres
 
-from lgos_bench import outage_logs, outage_report
+from lgos_bench import outage_logs, outage_markdown, outage_report
 from lgos_bench.fleet import Fleet, Log, fleet
 from lgos_bench.outage_load import (
     FOREGROUND_CLIENTS,
@@ -385,8 +385,8 @@ def run(
 
 
 def render(results: dict[str, Any]) -> str:
-    return outage_report.render(results)
+    return outage_markdown.render(results)
 
 
 def write(results: dict[str, Any], directory: Path) -> tuple[Path, Path]:
-    return outage_report.write(results, directory)
+    return outage_markdown.write(results, directory)

@@ -465,8 +465,12 @@ async def test_claims_at_once_never_take_a_chunk_twice(batch_store):
     batch_id = await _started(batch_store, lines=5, chunks=5)
 
     async def slow(transaction: Any, numbers: list[int]) -> None:
-        # A queue's round trip inside the claim: the other claims overlap it.
-        await asyncio.sleep(0.02)
+        # A queue's round trip inside the claim (a statement in its
+        # transaction; in memory a yield): the other claims overlap it.
+        if transaction is not None:
+            await transaction.execute("SELECT 1")
+        else:
+            await asyncio.sleep(0)
 
     taken = await asyncio.gather(
         *(batch_store.claim_chunks(batch_id, 1, slow) for _ in range(8))

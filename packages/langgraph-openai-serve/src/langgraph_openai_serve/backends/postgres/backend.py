@@ -173,10 +173,6 @@ class PostgresBackend:
             return {"postgres": tables.responses}
         return {"postgres": tables.responses, "queue": tables.queue}
 
-    async def check(self) -> None:
-        """Readiness: the database answers and has LGOS's tables."""
-        await _Tables(self.database).responses()
-
     async def setup(self) -> None:
         """Create or migrate LGOS's tables, procrastinate's schema (with the
         queue) and the checkpoint tables of durable runs; idempotent."""
