@@ -43,6 +43,15 @@ class TenantLimitsSetting(BaseModel):
 
     runs: int | None = Field(default=None, ge=1)
     """Foreground runs at once in one process (``LGOS_TENANT_MAX_RUNS``)."""
+    background: int | None = Field(default=None, ge=1)
+    """Background Responses queued or running, over the fleet
+    (``LGOS_TENANT_MAX_BACKGROUND``)."""
+    batches: int | None = Field(default=None, ge=1)
+    """Batches not yet ended, over the fleet (``LGOS_TENANT_MAX_BATCHES``)."""
+    weight: float = Field(default=1.0, gt=0)
+    """Its share of the workers' slots against other tenants' (1 each by
+    default): a tenant of weight 2 gets twice the slots of one of weight 1
+    while both have work waiting."""
 
 
 class WebhookEndpoint(BaseModel):
@@ -105,9 +114,21 @@ class Settings(BaseSettings):
     """Foreground runs one tenant (one API key's scope) has at once in one
     process; past it ``429 rate_limit_exceeded`` with ``Retry-After`` and
     ``x-ratelimit-*`` headers. ``none``: only ``LGOS_MAX_RUNS`` bounds them."""
+    TENANT_MAX_BACKGROUND: int | None = Field(default=128, ge=1)
+    """Background Responses one tenant has queued or running at once, over
+    the whole fleet; past it a submission answers ``429
+    rate_limit_exceeded`` with ``Retry-After``. ``none``: unbounded."""
+    TENANT_MAX_BATCHES: int | None = Field(default=16, ge=1)
+    """Batches one tenant has open (not yet completed, failed, expired or
+    cancelled) at once, over the fleet; past it creating one answers ``429
+    rate_limit_exceeded``. ``none``: unbounded."""
     TENANT_LIMITS: dict[str, TenantLimitsSetting] = Field(default_factory=dict)
     """Per-tenant overrides, by scope, as JSON:
-    ``{"batch-jobs": {"runs": 8}, "premium": {"runs": 200}}``."""
+    ``{"batch-jobs": {"runs": 8, "weight": 0.5}, "premium": {"runs": 200}}``."""
+    QUEUE_AGING: float | None = Field(default=30.0, gt=0)
+    """Seconds a queued job waits to rise one priority class (a batch's line
+    to a batch step, a step to a background Response's class), so bulk work
+    is never starved by a stream of urgent work. ``none``: never."""
     CHECKPOINT_SCOPE: str | None = None
     """Who shares stored runs. Unset: each API key's principal is its own
     scope (paused runs, background Responses, idempotency keys). A
@@ -311,7 +332,14 @@ class Settings(BaseSettings):
             raise ValueError("LGOS_WEBHOOK_SECRET must be 'whsec_' + base64 bytes")
         return value
 
-    @field_validator("MAX_RUNS", "TENANT_MAX_RUNS", mode="before")
+    @field_validator(
+        "MAX_RUNS",
+        "TENANT_MAX_RUNS",
+        "TENANT_MAX_BACKGROUND",
+        "TENANT_MAX_BATCHES",
+        "QUEUE_AGING",
+        mode="before",
+    )
     @classmethod
     def _unbounded(cls, value: Any) -> Any:
         """``none`` (or an empty value) lifts a limit."""
