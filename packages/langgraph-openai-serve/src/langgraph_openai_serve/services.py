@@ -51,7 +51,7 @@ from langgraph_openai_serve.operations.admission import RunGate, RunLimits, Tena
 from langgraph_openai_serve.operations.lifecycle import Lifecycle
 from langgraph_openai_serve.operations.readiness import Readiness
 from langgraph_openai_serve.responses.runtime import BackgroundRuntime
-from langgraph_openai_serve.settings import Settings
+from langgraph_openai_serve.settings import Settings, TenantLimitsSetting
 from langgraph_openai_serve.webhooks.delivery import Deliverer
 from langgraph_openai_serve.webhooks.events import EVENT_TYPES, Endpoint
 from langgraph_openai_serve.webhooks.protocol import Announce, announce_nothing
@@ -173,14 +173,28 @@ def build_services(
 
 
 def _limits(settings: Settings) -> RunLimits:
-    default = TenantLimits(runs=settings.TENANT_MAX_RUNS)
+    default = TenantLimits(
+        runs=settings.TENANT_MAX_RUNS,
+        background=settings.TENANT_MAX_BACKGROUND,
+        batches=settings.TENANT_MAX_BATCHES,
+    )
+    # A field left out takes the default; one set to null is unbounded.
+    fields = ("runs", "background", "batches")
+
+    def own_or_default(own: TenantLimitsSetting, name: str) -> int | None:
+        return getattr(own if name in own.model_fields_set else default, name)
+
     return RunLimits(
         process_runs=settings.MAX_RUNS,
         tenant=default,
         overrides={
-            # A field left out takes the default; one set to null is unbounded.
             scope: TenantLimits(
-                runs=own.runs if "runs" in own.model_fields_set else default.runs
+                **{
+                    name: getattr(
+                        own if name in own.model_fields_set else default, name
+                    )
+                    for name in fields
+                }
             )
             for scope, own in settings.TENANT_LIMITS.items()
         },

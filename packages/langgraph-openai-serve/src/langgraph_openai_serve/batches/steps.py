@@ -56,8 +56,14 @@ async def create(
     input_file_id: str,
     metadata: dict[str, str] | None,
     output_expires_after: dict[str, Any] | None,
+    most_open: int | None = None,
 ) -> dict[str, Any]:
-    """Keep a ``validating`` batch and queue its validation."""
+    """Keep a ``validating`` batch and queue its validation; ``most_open``:
+    the batches ``scope`` may have open, this one included.
+
+    Raises:
+        LimitReached: the scope has ``most_open`` batches open already.
+    """
     if runtime.files is None:
         raise InvalidRequestError(
             "Batches need the Files API: this server has none "
@@ -73,7 +79,10 @@ async def create(
     )
     step = BatchStep("validate", batch["id"])
     await runtime.store.create(
-        scope, batch, lambda transaction: runtime.defer([step], scope, transaction)
+        scope,
+        batch,
+        lambda transaction: runtime.defer([step], scope, transaction),
+        most_open,
     )
     created = await runtime.store.get(batch["id"], scope)
     assert created is not None

@@ -1,5 +1,6 @@
 """Admission: how many foreground runs this process, and each tenant in it,
-may have going at once.
+may have going at once; and the bounds on a tenant's queued work over the
+fleet (background Responses, open batches), which their stores keep.
 
 A request past a limit is refused at once, never queued: a wait that grows
 with the load is a latency nobody can plan for, while a refusal with
@@ -19,9 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from langgraph_openai_serve.observability.admission import refused
-
-Limit = Literal["process_runs", "tenant_runs"]
+Limit = Literal["process_runs", "tenant_runs", "tenant_background", "tenant_batches"]
 
 RETRY_AFTER_SECONDS = 1
 
@@ -32,6 +31,10 @@ class TenantLimits:
 
     runs: int | None = 64
     """Foreground runs at once, in one process."""
+    background: int | None = 128
+    """Background Responses queued or running, over the fleet."""
+    batches: int | None = 16
+    """Batches not yet ended, over the fleet."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,16 @@ class LimitReached(Exception):
             text = (
                 f"This API key has {allowed} requests running on this server "
                 "already, its limit; retry when one has ended."
+            )
+        elif limit == "tenant_background":
+            text = (
+                f"This API key has {allowed} background responses queued or "
+                "running already, its limit; retry when one has ended."
+            )
+        elif limit == "tenant_batches":
+            text = (
+                f"This API key has {allowed} batches in progress already, its "
+                "limit; retry when one has ended."
             )
         else:
             text = (
@@ -125,12 +138,10 @@ class RunGate:
         """
         process = self.limits.process_runs
         if process is not None and self.running >= process:
-            refused("process_runs")
             raise LimitReached("process_runs", process)
         own = self._by_tenant.get(scope, 0)
         tenant = self.limits.of(scope).runs
         if tenant is not None and own >= tenant:
-            refused("tenant_runs")
             raise LimitReached("tenant_runs", tenant)
         self.running += 1
         self._by_tenant[scope] = own + 1

@@ -166,6 +166,7 @@ async def _store(
         body_digest=body_digest(body) if idempotency_key else None,
         enqueue=enqueue if jobs.transactional else None,
         input_items=kept.input_items,
+        most_unfinished=state.gate.limits.of(scope).background,
     )
     if created and not jobs.transactional:
         await jobs.defer([queued])
