@@ -15,6 +15,7 @@ the same services, and its batch lines go through that same app.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -178,25 +179,17 @@ def _limits(settings: Settings) -> RunLimits:
         background=settings.TENANT_MAX_BACKGROUND,
         batches=settings.TENANT_MAX_BATCHES,
     )
-    # A field left out takes the default; one set to null is unbounded.
-    fields = ("runs", "background", "batches")
 
-    def own_or_default(own: TenantLimitsSetting, name: str) -> int | None:
-        return getattr(own if name in own.model_fields_set else default, name)
+    # A field left out takes the default; one set to null is unbounded.
+    def own_or_default(own: TenantLimitsSetting) -> TenantLimits:
+        given = own.model_dump(include=own.model_fields_set - {"weight"})
+        return dataclasses.replace(default, **given)
 
     return RunLimits(
         process_runs=settings.MAX_RUNS,
         tenant=default,
         overrides={
-            scope: TenantLimits(
-                **{
-                    name: getattr(
-                        own if name in own.model_fields_set else default, name
-                    )
-                    for name in fields
-                }
-            )
-            for scope, own in settings.TENANT_LIMITS.items()
+            scope: own_or_default(own) for scope, own in settings.TENANT_LIMITS.items()
         },
     )
 
