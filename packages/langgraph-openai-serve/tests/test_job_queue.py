@@ -19,6 +19,7 @@ from langgraph_openai_serve.backends.memory.jobs import InProcessQueue
 from langgraph_openai_serve.jobs.fairness import FairShare
 from langgraph_openai_serve.jobs.protocol import Job, JobArgs, JobQueue, Priority, Task
 from langgraph_openai_serve.jobs.retry import every
+from langgraph_openai_serve.observability.queue import WorkCount
 from langgraph_openai_serve.operations.readiness import NotReady
 
 pytestmark = pytest.mark.anyio
@@ -260,10 +261,14 @@ async def test_stats_count_waiting_and_running_jobs(backend, recorder):
     backend.jobs.register(recorder.task())
 
     async with jobs_running(backend):
-        await backend.jobs.defer([recorder.job("busy", lock="L", hold=True)])
+        busy = recorder.job("busy", lock="L", hold=True, tenant="a")
+        await backend.jobs.defer([busy])
         await recorder.wait(recorder.started, "busy")
         await backend.jobs.defer(
-            [recorder.job("w1", lock="L"), recorder.job("w2", lock="L")]
+            [
+                recorder.job("w1", lock="L", priority=Priority.BULK, tenant="a"),
+                recorder.job("w2", lock="L", priority=Priority.INTERACTIVE),
+            ]
         )
         stats = await backend.jobs.stats()
         recorder.release["busy"].set()
@@ -271,6 +276,11 @@ async def test_stats_count_waiting_and_running_jobs(backend, recorder):
 
     assert (stats.ready, stats.running) == (2, 1)
     assert stats.oldest_ready_seconds >= 0
+    assert sorted(stats.work, key=lambda count: (count.work, count.tenant)) == [
+        WorkCount("bulk", "a", 1, 0),
+        WorkCount("interactive", "", 1, 0),
+        WorkCount("step", "a", 0, 1),
+    ]
 
 
 # --- the durable queue: PostgreSQL ------------------------------------------

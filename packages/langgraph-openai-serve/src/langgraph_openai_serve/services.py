@@ -167,7 +167,10 @@ def build_services(
         lifecycle=lifecycle,
         webhooks=webhooks,
         readiness=Readiness(lifecycle, backend.checks()),
-        metrics=MetricsSource(backend.jobs.stats if runtime is not None else None)
+        metrics=MetricsSource(
+            backend.jobs.stats if runtime is not None else None,
+            settings.tenant_class,
+        )
         if settings.METRICS_ENABLED
         else None,
     )
@@ -182,7 +185,9 @@ def _limits(settings: Settings) -> RunLimits:
 
     # A field left out takes the default; one set to null is unbounded.
     def own_or_default(own: TenantLimitsSetting) -> TenantLimits:
-        given = own.model_dump(include=own.model_fields_set - {"weight"})
+        given = own.model_dump(
+            include=own.model_fields_set & {"runs", "background", "batches"}
+        )
         return dataclasses.replace(default, **given)
 
     return RunLimits(

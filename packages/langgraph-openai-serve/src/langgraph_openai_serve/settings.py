@@ -39,7 +39,7 @@ class TenantLimitsSetting(BaseModel):
     """One tenant's entry of ``LGOS_TENANT_LIMITS``: a field left out takes
     the default, one set to ``null`` is unbounded for that tenant."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     runs: int | None = Field(default=None, ge=1)
     """Foreground runs at once in one process (``LGOS_TENANT_MAX_RUNS``)."""
@@ -52,6 +52,11 @@ class TenantLimitsSetting(BaseModel):
     """Its share of the workers' slots against other tenants' (1 each by
     default): a tenant of weight 2 gets twice the slots of one of weight 1
     while both have work waiting."""
+    tenant_class: str | None = Field(
+        default=None, alias="class", min_length=1, max_length=64
+    )
+    """The ``tenant_class`` label its queued jobs are counted under in the
+    metrics (``"class": "premium"``; tenants without one: ``other``)."""
 
 
 class WebhookEndpoint(BaseModel):
@@ -353,6 +358,11 @@ class Settings(BaseSettings):
         if value is not None:
             ApiKeys.parse(value.get_secret_value())  # fail at startup, not later
         return value
+
+    def tenant_class(self, scope: str) -> str:
+        """The metrics' class of ``scope`` (``other`` unless configured)."""
+        own = self.TENANT_LIMITS.get(scope)
+        return own.tenant_class if own is not None and own.tenant_class else "other"
 
     def api_keys(self) -> ApiKeys | None:
         """The parsed API keys, or ``None`` when auth is off."""

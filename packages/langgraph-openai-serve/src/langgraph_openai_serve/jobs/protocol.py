@@ -61,6 +61,14 @@ class Priority(IntEnum):
     """A background Response: a client waits for its first event."""
 
 
+def work_kind(priority: int) -> str:
+    """A priority's name in the metrics (``other`` when it is none of ours)."""
+    try:
+        return Priority(priority).name.lower()
+    except ValueError:
+        return "other"
+
+
 @dataclass(frozen=True, slots=True)
 class Job:
     task: str

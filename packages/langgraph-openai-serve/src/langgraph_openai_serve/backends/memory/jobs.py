@@ -20,8 +20,14 @@ from typing import Any
 from langgraph_openai_serve.backends.memory.slots import FairSlots
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.jobs.fairness import FairShare
-from langgraph_openai_serve.jobs.protocol import Job, JobWorker, Priority, Task
-from langgraph_openai_serve.observability.queue import QueueStats
+from langgraph_openai_serve.jobs.protocol import (
+    Job,
+    JobWorker,
+    Priority,
+    Task,
+    work_kind,
+)
+from langgraph_openai_serve.observability.queue import QueueStats, WorkCount
 from langgraph_openai_serve.operations.readiness import Check
 
 logger = logging.getLogger("langgraph_openai_serve")
@@ -193,7 +199,21 @@ class InProcessQueue:
         now = time.monotonic()
         ready = [e.due for e in self._entries if not e.running and e.due <= now]
         running = sum(1 for entry in self._entries if entry.running)
-        return QueueStats(len(ready), running, now - min(ready, default=now))
+        counts: dict[tuple[str, str], list[int]] = {}
+        for entry in self._entries:
+            job = entry.job
+            count = counts.setdefault(
+                (work_kind(job.priority), job.tenant or ""), [0, 0]
+            )
+            if entry.running:
+                count[1] += 1
+            elif entry.due <= now:
+                count[0] += 1
+        work = tuple(
+            WorkCount(kind, tenant, ready_, running_)
+            for (kind, tenant), (ready_, running_) in counts.items()
+        )
+        return QueueStats(len(ready), running, now - min(ready, default=now), work)
 
     def checks(self) -> dict[str, Check]:
         return {}
