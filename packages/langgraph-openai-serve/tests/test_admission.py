@@ -285,6 +285,40 @@ async def test_a_tenant_past_its_background_responses_gets_429_and_another_submi
     assert again.status_code == 200
 
 
+async def test_streams_following_background_runs_are_bounded_per_process(
+    serve, held
+):
+    http = serve(MAX_STREAMS=1, RESPONSE_STORE="memory")
+    following = asyncio.create_task(
+        _response(http, "sk-alice", model="held-later", background=True, stream=True)
+    )
+    await held.until_running(1)
+    queued = await _response(http, "sk-bob", model="held-later", background=True)
+    response_id = queued.json()["id"]
+
+    refused = await http.get(
+        f"/v1/responses/{response_id}?stream=true", headers=_as("sk-bob")
+    )
+    refused_create = await _response(
+        http, "sk-bob", model="held-later", background=True, stream=True
+    )
+    jobs = Scrape.of((await http.get("/metrics")).text).value("lgos_background_jobs")
+    held.release.set()
+    streamed = await following
+    again = await http.get(
+        f"/v1/responses/{response_id}?stream=true", headers=_as("sk-bob")
+    )
+
+    assert refused.status_code == 503, refused.text
+    assert refused.json()["error"]["code"] == "server_overloaded"
+    assert refused.headers["retry-after"] == "1"
+    assert refused_create.status_code == 503
+    assert jobs == 2  # refused before anything was queued
+    assert "response.completed" in streamed.text
+    assert again.status_code == 200
+    assert "response.completed" in again.text
+
+
 def test_none_lifts_a_limit_from_the_environment(monkeypatch):
     monkeypatch.setenv("LGOS_MAX_RUNS", "none")
     monkeypatch.setenv("LGOS_TENANT_MAX_RUNS", "")

@@ -192,6 +192,7 @@ def _limits(settings: Settings) -> RunLimits:
 
     return RunLimits(
         process_runs=settings.MAX_RUNS,
+        process_streams=settings.MAX_STREAMS,
         tenant=default,
         overrides={
             scope: own_or_default(own) for scope, own in settings.TENANT_LIMITS.items()

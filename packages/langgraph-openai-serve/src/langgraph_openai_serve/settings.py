@@ -115,6 +115,12 @@ class Settings(BaseSettings):
     process serves at once; past it a request answers ``503
     server_overloaded`` with ``Retry-After`` at once, never waits. ``none``:
     unbounded."""
+    MAX_STREAMS: int | None = Field(default=1024, ge=1)
+    """Streams following background Responses (``GET /responses/{id}?stream=
+    true``, a streamed background create) one process holds open at once;
+    past it a new one answers ``503 server_overloaded`` with ``Retry-After``.
+    A streamed foreground run counts in ``LGOS_MAX_RUNS`` instead. ``none``:
+    unbounded."""
     TENANT_MAX_RUNS: int | None = Field(default=64, ge=1)
     """Foreground runs one tenant (one API key's scope) has at once in one
     process; past it ``429 rate_limit_exceeded`` with ``Retry-After`` and
@@ -339,6 +345,7 @@ class Settings(BaseSettings):
 
     @field_validator(
         "MAX_RUNS",
+        "MAX_STREAMS",
         "TENANT_MAX_RUNS",
         "TENANT_MAX_BACKGROUND",
         "TENANT_MAX_BATCHES",
