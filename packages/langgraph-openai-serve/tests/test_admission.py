@@ -285,9 +285,7 @@ async def test_a_tenant_past_its_background_responses_gets_429_and_another_submi
     assert again.status_code == 200
 
 
-async def test_streams_following_background_runs_are_bounded_per_process(
-    serve, held
-):
+async def test_streams_following_background_runs_are_bounded_per_process(serve, held):
     http = serve(MAX_STREAMS=1, RESPONSE_STORE="memory")
     following = asyncio.create_task(
         _response(http, "sk-alice", model="held-later", background=True, stream=True)
