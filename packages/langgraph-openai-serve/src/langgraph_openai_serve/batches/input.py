@@ -5,6 +5,15 @@ when every line is valid; otherwise it fails with ``errors.data`` naming the
 code, the line and the parameter of each problem (up to ``MAX_ERRORS``).
 Valid lines go to the store in groups as they are read, so memory holds one
 group and the set of ``custom_id`` values, never the file.
+
+What one line may cost is bounded by configuration, not by its author: a
+line over ``Limits.line_bytes`` is dropped while it streams past
+(``jsonl.py``) and one whose body nests deeper than ``Limits.depth`` is
+refused before it is parsed. Both are errors of that line, like unparsable
+JSON. Parsing a line takes up to about 25 times its size (``[{},{},...]``:
+a 64-byte dict per three bytes) and the checks around it a few times more,
+so a validation holds at most about ``27 * line_bytes`` (measured on a
+worker: 26.3 MiB for a 1 MiB line).
 """
 
 from __future__ import annotations
@@ -14,12 +23,15 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from langgraph_openai_serve.batches.jsonl import LongLine, capped_lines
 from langgraph_openai_serve.batches.objects import batch_error
 from langgraph_openai_serve.batches.protocol import BatchLine
 from langgraph_openai_serve.compact_json import dumps
+from langgraph_openai_serve.json_limits import PARSER_MAX_DEPTH, too_deep
 
 MAX_LINES = 50_000
 MAX_BYTES = 200 * 1024 * 1024
+MAX_LINE_BYTES = 1024 * 1024
 MAX_ERRORS = 100
 _GROUP = 500
 
@@ -28,6 +40,11 @@ _GROUP = 500
 class Limits:
     lines: int = MAX_LINES
     bytes: int = MAX_BYTES
+    """Of the whole input file."""
+    line_bytes: int = MAX_LINE_BYTES
+    depth: int = PARSER_MAX_DEPTH
+    """Nesting of arrays and objects in a line's body, as in a request's
+    (``LGOS_MAX_JSON_DEPTH``); the line itself one more."""
 
 
 @dataclass(slots=True)
@@ -40,22 +57,22 @@ class Validation:
 
 
 async def read_lines(
-    lines: AsyncIterator[str],
+    content: AsyncIterator[bytes],
     *,
     endpoint: str,
     known_model: Callable[[str], bool],
     keep: Callable[[Sequence[BatchLine]], Awaitable[None]],
     limits: Limits,
 ) -> Validation:
-    """Check every line of ``lines``; hand valid ones to ``keep`` in groups
-    until the first error."""
+    """Check every line of the file ``content`` (its bytes, in chunks of any
+    size); hand valid ones to ``keep`` in groups until the first error."""
     result = Validation()
     seen: set[str] = set()
     group: list[BatchLine] = []
     number = 0
-    async for text in lines:
+    async for text in capped_lines(content, limits.line_bytes):
         number += 1
-        if not text.strip():
+        if not isinstance(text, LongLine) and not text.strip():
             continue
         if result.total >= limits.lines:
             result.errors.append(
@@ -66,7 +83,7 @@ async def read_lines(
                 )
             )
             break
-        checked = _check(text, number, endpoint, known_model, seen)
+        checked = _check(text, number, endpoint, known_model, seen, limits)
         if isinstance(checked, dict):
             result.errors.append(checked)
             if len(result.errors) >= MAX_ERRORS:
@@ -92,13 +109,27 @@ async def read_lines(
 
 
 def _check(
-    text: str,
+    text: bytes | LongLine,
     number: int,
     endpoint: str,
     known_model: Callable[[str], bool],
     seen: set[str],
+    limits: Limits,
 ) -> tuple[str, dict[str, Any]] | dict[str, Any]:
     """``(custom_id, body)`` of a valid line, else its error."""
+    if isinstance(text, LongLine):
+        return batch_error(
+            "line_too_large",
+            f"The line is longer than the limit of {limits.line_bytes} bytes.",
+            line=number,
+        )
+    if too_deep(text, limits.depth + 1):
+        return batch_error(
+            "json_too_deep",
+            "The line's body nests arrays and objects deeper than "
+            f"{limits.depth} levels.",
+            line=number,
+        )
     try:
         line = json.loads(text)
     except ValueError:
