@@ -80,7 +80,12 @@ class Settings(BaseSettings):
     OPENAI_API_PREFIX: str = "/v1"
     """Where the OpenAI routes are mounted."""
     OPENAI_API_DOCS_ENABLED: bool = False
-    """Expose ``{prefix}/docs``, ``{prefix}/redoc`` and ``{prefix}/openapi.json``."""
+    """Expose ``{prefix}/docs``, ``{prefix}/redoc`` and ``{prefix}/openapi.json``.
+    Off by default: they describe the server to anyone who asks and no client
+    needs them. With ``LGOS_API_KEYS`` set they answer only with a key, like
+    every OpenAI route but ``{prefix}/health`` (a browser sends none: fetch
+    ``openapi.json`` with the key and open it in a viewer). The host app LGOS
+    builds serves no ``/docs`` of its own."""
     SSE_PING_INTERVAL: float = Field(default=15.0, gt=0)
     """Seconds of silence after which a stream sends a ``: ping`` comment."""
     API_KEYS: SecretStr | None = None
