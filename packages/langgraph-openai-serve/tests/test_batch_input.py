@@ -151,3 +151,50 @@ async def test_only_a_newline_ends_a_line() -> None:
     assert found.errors == []
     assert [(line.number, line.custom_id) for line in kept] == [(1, "a"), (2, "b")]
     assert json.loads(kept[0].body)["input"] == "one\u2028two\x0cthree"
+
+
+async def test_errors_quote_a_lines_long_values_cut_short() -> None:
+    # Up to 100 errors are kept and answered: none may carry a line's megabyte.
+    long = "v" * 100_000
+    lines = [
+        _line(long),
+        _line(long),  # duplicate custom_id
+        json.dumps({**json.loads(_line("b")), "url": long}),
+        json.dumps({**json.loads(_line("c")), long: 1}),
+        _line("d", model=long),
+    ]
+
+    found, _ = await _read(lines)
+
+    assert [e["code"] for e in found.errors] == [
+        "duplicate_custom_id",
+        "mismatched_endpoint",
+        "invalid_request",
+        "model_not_found",
+    ]
+    assert all(len(e["message"]) < 200 for e in found.errors)
+    assert all(len(e["param"]) < 100 for e in found.errors)
+
+
+async def test_long_lines_go_to_the_store_a_few_megabytes_at_a_time() -> None:
+    big = "x" * (900 * 1024)
+    groups: list[int] = []
+
+    async def content() -> AsyncIterator[bytes]:
+        for i in range(12):
+            yield (_line(f"r{i}", input=big) + "\n").encode()
+
+    async def keep(group: Sequence[BatchLine]) -> None:
+        groups.append(sum(len(line.body) for line in group))
+
+    found = await read_lines(
+        content(),
+        endpoint="/v1/responses",
+        known_model=lambda model: True,
+        keep=keep,
+        limits=DEFAULT_LIMITS,
+    )
+
+    assert found.total == 12
+    assert len(groups) > 2
+    assert max(groups) < 5 * 1024 * 1024
