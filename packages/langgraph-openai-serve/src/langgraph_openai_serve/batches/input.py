@@ -16,7 +16,7 @@ JSON. Parsing a line takes up to about 25 times its size (``[{},{},...]``:
 a 64-byte dict per three bytes) and the checks around it a few times more,
 so a validation holds at most about ``27 * line_bytes`` (measured on a
 worker: 26.7 MiB for a 1 MiB line). A group costs about three times its
-bytes while the driver encodes it (14.6 MiB measured for lines near the
+bytes while the driver encodes it (15-18 MiB measured for lines near the
 cap), and the digests about 100 bytes a line (5 MiB for 50,000).
 """
 
