@@ -106,7 +106,10 @@ async def test_a_line_over_the_byte_cap_is_an_error_naming_it_wherever_it_is(
         ("line_too_large", 2),
         ("line_too_large", 4),
     ]
-    assert f"limit of {limits.line_bytes} bytes" in found.errors[0]["message"]
+    assert found.errors[0]["message"] == (
+        f"The line is {len(long)} bytes long, over the limit of "
+        f"{limits.line_bytes} bytes."
+    )
     assert found.total == 2  # the lines around them were read and checked
 
 

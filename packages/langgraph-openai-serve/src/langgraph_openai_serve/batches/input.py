@@ -40,8 +40,9 @@ MAX_LINE_BYTES = 1024 * 1024
 MAX_ERRORS = 100
 _GROUP = 500
 _GROUP_BYTES = 4 * 1024 * 1024
-"""A group goes to the store once its bodies reach this size, whatever its
-count: 500 lines of a megabyte would otherwise sit in memory together."""
+"""A group goes to the store once its bodies and ids reach this size,
+whatever its count: 500 lines of a megabyte would otherwise sit in memory
+together."""
 _SHOWN = 64
 
 
@@ -132,7 +133,8 @@ def _check(
     if isinstance(text, LongLine):
         return batch_error(
             "line_too_large",
-            f"The line is longer than the limit of {limits.line_bytes} bytes.",
+            f"The line is {text.size} bytes long, over the limit of "
+            f"{limits.line_bytes} bytes.",
             line=number,
         )
     if too_deep(text, limits.depth + 1):

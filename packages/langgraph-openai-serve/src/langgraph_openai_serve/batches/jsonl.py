@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class LongLine:
-    """A line over the cap: only where it is and that it was too long."""
+    """A line over the cap, dropped as it streamed past."""
 
-    seen: int
-    """Bytes of it read before it was dropped (more than the cap)."""
+    size: int
+    """Its length in bytes (without the newline), counted, never held."""
 
 
 async def capped_lines(
