@@ -132,7 +132,12 @@ def build_services(
         known_model=lambda model: model in registry.registry,
         concurrency=settings.BATCH_CONCURRENCY,
         lines_per_job=settings.BATCH_LINES_PER_JOB,
-        limits=Limits(settings.BATCH_MAX_LINES, settings.BATCH_MAX_INPUT_BYTES),
+        limits=Limits(
+            settings.BATCH_MAX_LINES,
+            settings.BATCH_MAX_INPUT_BYTES,
+            settings.BATCH_MAX_LINE_BYTES,
+            settings.MAX_JSON_DEPTH,
+        ),
         window_seconds=settings.BATCH_COMPLETION_WINDOW.total_seconds(),
         expiry_check_interval=settings.BATCH_EXPIRY_CHECK_INTERVAL,
         announce=announce,
