@@ -113,6 +113,11 @@ CREATE TABLE IF NOT EXISTS lgos_batch_lines (
     PRIMARY KEY (batch_id, seq)
 );
 """,
+    # 3: kept Responses found by the id of an output item (item_reference).
+    """
+CREATE INDEX IF NOT EXISTS lgos_responses_output_items
+    ON lgos_background_responses USING gin ((snapshot->'output') jsonb_path_ops);
+""",
 )
 
 _LOCK = 0x6C676F735F6D6967  # pg advisory lock key: one migrator at a time

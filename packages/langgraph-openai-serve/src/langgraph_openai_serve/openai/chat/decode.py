@@ -45,7 +45,7 @@ def check_graph_serves_chat(
             raise InvalidRequestError(
                 f"'{tool.function.name}' is a server tool of this model; only the "
                 "Responses API can select server tools.",
-                param=f"tools.[{index}].function.name",
+                param=f"tools[{index}].function.name",
             )
 
 
@@ -128,13 +128,14 @@ def convert_messages(
                     raise InvalidRequestError(
                         "Messages with role 'tool' must answer a tool call of the "
                         "preceding assistant message, once each.",
-                        param=f"messages.[{index}].tool_call_id",
+                        param=f"messages[{index}].tool_call_id",
                     )
                 open_calls.discard(message.tool_call_id)
                 converted.append(
                     ToolMessage(
                         content=_text_content(message.content),
                         tool_call_id=message.tool_call_id,
+                        name=message.name,
                     )
                 )
     return converted
@@ -156,7 +157,7 @@ def _user_content(content: str | list[Any], index: int, file_inputs: bool) -> An
         elif not file_inputs:
             raise InvalidRequestError(
                 "This model does not accept file inputs.",
-                param=f"messages.[{index}].content.[{position}]",
+                param=f"messages[{index}].content[{position}]",
             )
         else:
             blocks.append({"type": "file", "file_id": part.file.file_id})
@@ -176,7 +177,7 @@ def _assistant(message: schemas.AssistantMessage, index: int) -> AIMessage:
                 refusals.append(part.refusal)
     tool_calls = []
     for position, call in enumerate(message.tool_calls or ()):
-        param = f"messages.[{index}].tool_calls.[{position}].function.arguments"
+        param = f"messages[{index}].tool_calls[{position}].function.arguments"
         try:
             args = json.loads(call.function.arguments or "{}")
         except ValueError:

@@ -66,6 +66,8 @@ class UserMessage(_Strict):
 class FunctionCall(_Strict):
     name: str
     arguments: str
+    # What the SDK's parse helper read from ``arguments``: never passed on.
+    parsed_arguments: Any = Field(default=None, exclude=True)
 
 
 class AssistantToolCall(_Strict):
@@ -84,12 +86,16 @@ class AssistantMessage(_Strict):
     function_call: None = None
     audio: None = None
     annotations: list[dict[str, Any]] | None = None
+    # What the SDK's parse helper read from ``content``: never passed on.
+    parsed: Any = Field(default=None, exclude=True)
 
 
 class ToolMessage(_Strict):
     role: Literal["tool"]
     content: str | list[TextPart]
     tool_call_id: str = Field(min_length=1)
+    name: str | None = None
+    """The tool's name, as LangChain.js's ``ToolMessage`` sends it."""
 
 
 ChatMessage = Annotated[

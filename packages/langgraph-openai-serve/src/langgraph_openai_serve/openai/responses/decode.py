@@ -13,6 +13,7 @@ from langgraph_openai_serve.openai.responses.interrupt_ids import (
     interrupt_id_from_call_id,
 )
 from langgraph_openai_serve.openai.responses.pause import INTERRUPT_TOOL_NAME
+from langgraph_openai_serve.openai.responses.references import WITHOUT_STORE
 from langgraph_openai_serve.openai.responses.replay import replay_messages
 from langgraph_openai_serve.openai.responses.tools import select_tools
 
@@ -43,8 +44,11 @@ def decode_response_request(
                 raise InvalidRequestError(
                     "An mcp_approval_response answers a paused run; send it with "
                     "that Response's previous_response_id.",
-                    param=f"input.[{index}]",
+                    param=f"input[{index}]",
                 )
+            if isinstance(item, schemas.ItemReference):
+                # With a store, ``continuation.py`` replaced it already.
+                raise InvalidRequestError(WITHOUT_STORE, param=f"input[{index}]")
         messages.extend(replay_messages(body.input, file_inputs=file_inputs))
     return request, messages
 
@@ -75,13 +79,13 @@ def decode_resume(
         if not isinstance(item, schemas.FunctionCallOutput):
             raise InvalidRequestError(
                 "A resume may only contain function_call_output items.",
-                param=f"input.[{index}]",
+                param=f"input[{index}]",
             )
         interrupt_id = interrupt_id_from_call_id(item.call_id)
         if interrupt_id is None or interrupt_id in answers:
             raise InvalidRequestError(
                 f"'{item.call_id}' is not an unanswered lgos_interrupt call id.",
-                param=f"input.[{index}].call_id",
+                param=f"input[{index}].call_id",
             )
         answers[interrupt_id] = item.output
     return graph_request_of(body, server_tools), answers

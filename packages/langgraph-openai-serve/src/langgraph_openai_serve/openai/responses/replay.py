@@ -48,6 +48,12 @@ def replay_messages(items: list[Any], *, file_inputs: bool) -> list[BaseMessage]
             _attach_call(messages, item.call_id, item.name, {"__arg1": item.input})
         elif isinstance(item, schemas.WebSearchCall):
             _attach_block(messages, item.model_dump(exclude_none=True))
+        elif isinstance(item, schemas.FunctionCallOutput):
+            messages.append(
+                ToolMessage(
+                    content=item.output, tool_call_id=item.call_id, name=item.name
+                )
+            )
         else:
             messages.append(ToolMessage(content=item.output, tool_call_id=item.call_id))
     return messages
@@ -62,11 +68,11 @@ def check_pairs(items: list[Any]) -> None:
             if item.call_id in calls:
                 raise InvalidRequestError(
                     f"Duplicate call id '{item.call_id}'.",
-                    param=f"input.[{index}].call_id",
+                    param=f"input[{index}].call_id",
                 )
             calls[item.call_id] = (index, type(item))
         elif type(item) in _OUTPUTS:
-            param = f"input.[{index}].call_id"
+            param = f"input[{index}].call_id"
             if item.call_id not in calls:
                 raise InvalidRequestError(
                     f"No call with call_id '{item.call_id}' precedes this output.",
@@ -87,7 +93,7 @@ def check_pairs(items: list[Any]) -> None:
             raise InvalidRequestError(
                 f"Call '{call_id}' has no matching output; execute it and append "
                 "its output before continuing.",
-                param=f"input.[{index}]",
+                param=f"input[{index}]",
             )
 
 
@@ -106,7 +112,7 @@ def _input_content(item: schemas.Message, index: int, *, file_inputs: bool) -> A
         return item.content
     blocks: list[dict[str, Any]] = []
     for position, part in enumerate(item.content):
-        param = f"input.[{index}].content.[{position}]"
+        param = f"input[{index}].content[{position}]"
         if isinstance(part, schemas.InputText):
             blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, schemas.InputFile):
@@ -144,7 +150,7 @@ def _assistant(item: schemas.Message, index: int) -> AIMessage:
         else:
             raise InvalidRequestError(
                 "Assistant messages carry output_text or refusal content.",
-                param=f"input.[{index}].content.[{position}].type",
+                param=f"input[{index}].content[{position}].type",
             )
         if item.id:
             block["id"] = item.id
@@ -176,7 +182,7 @@ def _arguments(item: schemas.FunctionCall, index: int) -> dict[str, Any]:
     if not isinstance(args, dict):
         raise InvalidRequestError(
             "Function call arguments must be a JSON object.",
-            param=f"input.[{index}].arguments",
+            param=f"input[{index}].arguments",
         )
     return args
 

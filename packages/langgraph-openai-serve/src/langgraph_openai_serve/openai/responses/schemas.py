@@ -3,7 +3,10 @@
 Unknown fields fail. A few fields real clients send with harmless values are
 accepted only with those values: ``include: []`` (the Agents SDK),
 ``text.format`` of type ``text`` (the default), and the null ``caller`` /
-``namespace`` / ``parsed`` / ``async`` fields of replayed SDK output items.
+``namespace`` / ``async`` fields of replayed SDK output items. What the SDKs'
+parse helpers add to the items they hand back (``parsed`` on output text,
+``parsed_arguments`` on function calls, any value) is accepted and dropped:
+it is the client's own reading of the text and arguments replayed beside it.
 ``store: true`` needs a deployment that keeps Responses; the route checks it
 (``LGOS_RESPONSE_STORE``). The JSON schema says so too (``include`` has no
 items; ``store`` is never true unless the server keeps Responses), so the
@@ -55,7 +58,8 @@ class OutputText(_Strict):
     text: str
     annotations: list[UrlCitation] = Field(default_factory=list)
     logprobs: list[Any] | None = None
-    parsed: None = None
+    # What an SDK's parse helper read from ``text``: never kept or passed on.
+    parsed: Any = Field(default=None, exclude=True)
 
 
 class Refusal(_Strict):
@@ -93,6 +97,8 @@ class FunctionCall(_Strict):
     caller: DirectCaller | None = None
     namespace: None = None
     async_: None = Field(default=None, alias="async")
+    # What an SDK's parse helper read from ``arguments``: never kept.
+    parsed_arguments: Any = Field(default=None, exclude=True)
 
 
 class FunctionCallOutput(_Strict):
@@ -101,6 +107,11 @@ class FunctionCallOutput(_Strict):
     output: str
     id: str | None = None
     status: Literal["in_progress", "completed", "incomplete"] | None = None
+    # The output item's own fields, as an SDK hands a kept item back.
+    caller: DirectCaller | None = None
+    created_by: str | None = None
+    name: str | None = None
+    namespace: None = None
 
 
 class CustomToolCall(_Strict):
@@ -153,9 +164,20 @@ class McpApprovalResponse(_Strict):
     id: str | None = None
 
 
+class ItemReference(_Strict):
+    """An item of a kept Response, by its id (``continuation.py`` puts the
+    item itself in its place before anything reads the input)."""
+
+    type: Literal["item_reference"] | None = None
+    id: str = Field(min_length=1)
+
+
 def _item_kind(value: Any) -> str:
     if isinstance(value, dict):
-        return str(value.get("type") or "message")
+        kind = value.get("type")
+        if kind is None and "role" not in value and "id" in value:
+            return "item_reference"  # OpenAI's type is optional here
+        return str(kind or "message")
     return str(getattr(value, "type", None) or "message")
 
 
@@ -168,7 +190,8 @@ InputItem = Annotated[
     | Annotated[CustomToolCall, Tag("custom_tool_call")]
     | Annotated[CustomToolCallOutput, Tag("custom_tool_call_output")]
     | Annotated[WebSearchCall, Tag("web_search_call")]
-    | Annotated[McpApprovalResponse, Tag("mcp_approval_response")],
+    | Annotated[McpApprovalResponse, Tag("mcp_approval_response")]
+    | Annotated[ItemReference, Tag("item_reference")],
     Discriminator(
         _item_kind,
         custom_error_type="item_type_invalid",
