@@ -1,0 +1,105 @@
+// The Vercel AI SDK against LGOS: `openai(...)` (Responses) and
+// `openai.chat(...)` (Chat Completions), with its own standard code.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { createOpenAI } from "@ai-sdk/openai";
+import { APICallError, generateText, stepCountIs, streamText, tool } from "ai";
+import { z } from "zod";
+import { apiKey, baseURL, STATUSES, weatherAnswer } from "./lgos.mjs";
+
+const openai = createOpenAI({ baseURL, apiKey });
+
+const tools = {
+  get_weather: tool({
+    description: "The weather in a city",
+    inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }) => `sunny in ${city}`,
+  }),
+};
+
+const models = {
+  "openai(...)": (id) => openai(id),
+  "openai.chat(...)": (id) => openai.chat(id),
+};
+
+for (const [api, model] of Object.entries(models)) {
+  describe(`AI SDK ${api}`, () => {
+    test("generateText", async () => {
+      const { text, usage } = await generateText({ model: model("words"), prompt: "Hi" });
+      assert.equal(text, "one two three four five");
+      assert.ok(usage.totalTokens > 0);
+    });
+
+    test("streamText", async () => {
+      const result = streamText({ model: model("words"), prompt: "Hi" });
+      const chunks = [];
+      for await (const chunk of result.textStream) chunks.push(chunk);
+      assert.equal(chunks.join(""), "one two three four five");
+      assert.ok(chunks.length >= 5);
+    });
+
+    test("tool loop (stopWhen)", async () => {
+      const { text, steps } = await generateText({
+        model: model("weather"),
+        prompt: "Weather in Oslo?",
+        tools,
+        stopWhen: stepCountIs(3),
+      });
+      assert.equal(text, weatherAnswer("sunny in Oslo"));
+      assert.equal(steps.length, 2);
+    });
+
+    test("multi-turn with response.messages", async () => {
+      const messages = [{ role: "user", content: "One" }];
+      const first = await generateText({ model: model("history"), messages });
+      messages.push(...first.response.messages, { role: "user", content: "Two" });
+      const second = await generateText({ model: model("history"), messages });
+      assert.equal(second.text, "Saw human:One | ai:Saw human:One | human:Two");
+    });
+
+    test("errors: unknown model is an APICallError 404", async () => {
+      await assert.rejects(
+        generateText({ model: model("missing"), prompt: "Hi" }),
+        (error) => APICallError.isInstance(error) && error.statusCode === 404,
+      );
+    });
+  });
+}
+
+// The requests the AI SDK sent, to see what it replays.
+function recording() {
+  const inputs = [];
+  const fetch = async (url, init) => {
+    inputs.push(JSON.parse(init.body).input);
+    return globalThis.fetch(url, init);
+  };
+  return { inputs, openai: createOpenAI({ baseURL, apiKey, fetch }) };
+}
+
+describe("AI SDK openai(...) against a response store", () => {
+  test("the default second turn sends an item_reference", async () => {
+    const { inputs, openai } = recording();
+    const messages = [{ role: "user", content: "One" }];
+    const first = await generateText({ model: openai("history"), messages });
+    messages.push(...first.response.messages, { role: "user", content: "Two" });
+    const second = await generateText({ model: openai("history"), messages });
+    assert.equal(inputs[1][1].type, "item_reference");
+    assert.equal(second.text, "Saw human:One | ai:Saw human:One | human:Two");
+  });
+
+  test("the second turn with store: false sends the items themselves", async () => {
+    const providerOptions = { openai: { store: false } };
+    const messages = [{ role: "user", content: "One" }];
+    const first = await generateText({ model: openai("history"), messages, providerOptions });
+    messages.push(...first.response.messages, { role: "user", content: "Two" });
+    const second = await generateText({ model: openai("history"), messages, providerOptions });
+    assert.equal(second.text, "Saw human:One | ai:Saw human:One | human:Two");
+  });
+
+  test("status updates", async () => {
+    const result = streamText({ model: openai("status"), prompt: "Hi" });
+    const text = await result.text;
+    // Today's contract: commentary messages, which the AI SDK joins.
+    assert.equal(text, [...STATUSES, "w0 w1 w2"].join(""));
+  });
+});
