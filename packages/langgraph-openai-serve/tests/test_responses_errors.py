@@ -41,7 +41,7 @@ async def _rejected(client, body, status=400):
         ({"temperature": 0.1}, "temperature"),
         ({"top_p": 0.9}, "top_p"),
         ({"max_output_tokens": 10}, "max_output_tokens"),
-        ({"reasoning": {"effort": "low"}}, "reasoning"),
+        ({"reasoning": {"effort": "low"}}, "reasoning.effort"),
         ({"stream_options": {"include_obfuscation": False}}, "stream_options"),
         ({"service_tier": "flex"}, "service_tier"),
         ({"prompt": {"id": "pmpt_1"}}, "prompt"),
@@ -86,7 +86,15 @@ async def test_unsupported_fields_are_rejected_by_name(client, extra, param):
             "input[0].content[0].file_data",
         ),
         ({"type": "item_reference", "id": "msg_1"}, "input[0]"),
-        ({"type": "reasoning", "id": "rs_1", "summary": []}, "input[0].type"),
+        (
+            {
+                "type": "reasoning",
+                "id": "rs_1",
+                "summary": [],
+                "encrypted_content": "x",
+            },
+            "input[0].encrypted_content",
+        ),
         (
             {
                 "type": "function_call_output",

@@ -96,10 +96,27 @@ describe("AI SDK openai(...) against a response store", () => {
     assert.equal(second.text, "Saw human:One | ai:Saw human:One | human:Two");
   });
 
-  test("status updates", async () => {
+  test("status updates by default: commentary, joined to the text", async () => {
     const result = streamText({ model: openai("status"), prompt: "Hi" });
-    const text = await result.text;
-    // Today's contract: commentary messages, which the AI SDK joins.
-    assert.equal(text, [...STATUSES, "w0 w1 w2"].join(""));
+    // The default contract: commentary messages, which the AI SDK joins.
+    assert.equal(await result.text, [...STATUSES, "w0 w1 w2"].join(""));
+  });
+
+  test("status updates as reasoning (metadata.lgos_status), then a second turn", async () => {
+    const { inputs, openai } = recording();
+    const providerOptions = { openai: { metadata: { lgos_status: "reasoning" } } };
+    const result = streamText({ model: openai("status"), prompt: "Hi", providerOptions });
+    assert.equal(await result.text, "w0 w1 w2");
+    const reasoning = (await result.reasoning).map((part) => part.text);
+    assert.deepEqual(reasoning, STATUSES);
+    const messages = [
+      { role: "user", content: "Hi" },
+      ...(await result.response).messages,
+      { role: "user", content: "Two" },
+    ];
+    const second = await generateText({ model: openai("history"), messages });
+    // The reasoning items went back by reference; the graph reads no status.
+    assert.equal(inputs[1].filter((item) => item.type === "item_reference").length, 4);
+    assert.equal(second.text, "Saw human:Hi | ai:w0 w1 w2 | human:Two");
   });
 });

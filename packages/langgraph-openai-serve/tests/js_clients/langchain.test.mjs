@@ -69,13 +69,37 @@ for (const [api, options] of Object.entries(apis)) {
   });
 }
 
+async function streamed(model, input) {
+  let message;
+  for await (const chunk of await model.stream(input)) {
+    message = message ? message.concat(chunk) : chunk;
+  }
+  return message;
+}
+
 describe("LangChain.js ChatOpenAI, Responses status updates", () => {
-  test("streamed text", async () => {
-    let text = "";
-    for await (const chunk of await chat("status", { useResponsesApi: true }).stream("Hi")) {
-      text += chunk.text;
-    }
-    // Today's contract: commentary messages, which LangChain.js joins.
-    assert.equal(text, [...STATUSES, "w0 w1 w2"].join(""));
+  test("by default: commentary, joined to the streamed text", async () => {
+    const message = await streamed(chat("status", { useResponsesApi: true }), "Hi");
+    // The default contract: commentary messages, which LangChain.js joins.
+    assert.equal(message.text, [...STATUSES, "w0 w1 w2"].join(""));
+  });
+
+  test("as reasoning (modelKwargs metadata.lgos_status), then a second turn", async () => {
+    const options = {
+      useResponsesApi: true,
+      modelKwargs: { metadata: { lgos_status: "reasoning" } },
+    };
+    const message = await streamed(chat("status", options), "Hi");
+    assert.equal(message.text, "w0 w1 w2");
+    const reasoning = message.contentBlocks
+      .filter((block) => block.type === "reasoning")
+      .map((block) => block.reasoning);
+    assert.deepEqual(reasoning, STATUSES);
+    const answer = await chat("history", options).invoke([
+      new HumanMessage("Hi"),
+      message,
+      new HumanMessage("Two"),
+    ]);
+    assert.equal(answer.text, "Saw human:Hi | ai:w0 w1 w2 | human:Two");
   });
 });

@@ -152,6 +152,23 @@ describe("openai SDK, Responses", () => {
     );
   });
 
+  test("status updates as reasoning summaries (metadata.lgos_status)", async () => {
+    const stream = client.responses.stream({
+      model: "status",
+      input: "Hi",
+      metadata: { lgos_status: "reasoning" },
+    });
+    const summaries = [];
+    stream.on("response.reasoning_summary_text.delta", (event) => summaries.push(event.delta));
+    const response = await stream.finalResponse();
+    assert.deepEqual(summaries, STATUSES);
+    assert.equal(response.output_text, "w0 w1 w2");
+    assert.deepEqual(
+      response.output.map((item) => item.type),
+      ["reasoning", "reasoning", "reasoning", "message"],
+    );
+  });
+
   test("error envelopes with OpenAI's param paths", async () => {
     await assert.rejects(
       client.responses.create({

@@ -42,7 +42,6 @@ _GENERATION_CONTROLS = frozenset(
         "seed",
         "reasoning_effort",
         "response_format",
-        "reasoning",
         "truncation",
         "service_tier",
         "stream_options",
@@ -55,6 +54,9 @@ _GENERATION_CONTROLS = frozenset(
 )
 # Values LGOS refuses on purpose, by the param of the wrong value.
 _VALUE_HINTS = {
+    "reasoning.effort": "Reasoning effort is owned by the graph's own model "
+    "configuration; 'reasoning' only takes a 'summary', which shows status "
+    "updates as reasoning summaries.",
     "text.format.type": "Structured output is not supported; graphs return plain "
     "text, so 'text.format' may only be of type 'text'.",
 }

@@ -18,6 +18,7 @@ from langgraph_openai_serve.graph.citations import Citation
 from langgraph_openai_serve.graph.server_tools import ServerToolCall, ServerToolResult
 from langgraph_openai_serve.graph.usage import Usage
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
+from langgraph_openai_serve.openai.responses.statuses import reasoning_summary
 from langgraph_openai_serve.openai.responses.tools import WEB_SEARCH
 
 ItemStatus = Literal["in_progress", "completed", "incomplete"]
@@ -229,6 +230,9 @@ class ResponseShell:
     """Whether the deployment keeps this Response (``store`` in the object)."""
     conversation: str | None = None
     """The Conversation the Response adds to (the object shows it only then)."""
+    reasoning_summary: str | None = None
+    """Set when status updates are reasoning summaries (``statuses.py``);
+    the object then shows it as ``reasoning.summary``."""
 
     @classmethod
     def for_request(
@@ -249,6 +253,7 @@ class ResponseShell:
             background=background,
             store=store,
             conversation=body.conversation_id,
+            reasoning_summary=reasoning_summary(body),
             created_at=int(time.time()),
             model=body.model,
             instructions=body.instructions,
@@ -280,6 +285,7 @@ class ResponseShell:
             background=snapshot["background"],
             store=snapshot.get("store", False),
             conversation=(snapshot.get("conversation") or {}).get("id"),
+            reasoning_summary=(snapshot.get("reasoning") or {}).get("summary"),
         )
 
     def body(
@@ -315,6 +321,8 @@ class ResponseShell:
         }
         if self.conversation is not None:
             body["conversation"] = {"id": self.conversation}
+        if self.reasoning_summary is not None:
+            body["reasoning"] = {"effort": None, "summary": self.reasoning_summary}
         return body
 
     def final_body(

@@ -2,7 +2,8 @@
 
 Every function or custom call needs exactly one output of its own type, and
 every output must answer an earlier call; violations are 400s naming the
-item, raised before the graph runs. Assistant output messages keep their id,
+item, raised before the graph runs. Reasoning items (status updates shown
+as reasoning summaries) are left out. Assistant output messages keep their id,
 ``phase``, refusals and citations in LangChain content blocks (the shape
 ``langchain-openai`` uses), so model adapters can send them back unchanged.
 """
@@ -48,6 +49,8 @@ def replay_messages(items: list[Any], *, file_inputs: bool) -> list[BaseMessage]
             _attach_call(messages, item.call_id, item.name, {"__arg1": item.input})
         elif isinstance(item, schemas.WebSearchCall):
             _attach_block(messages, item.model_dump(exclude_none=True))
+        elif isinstance(item, schemas.Reasoning):
+            continue  # status updates shown as reasoning: not conversation
         elif isinstance(item, schemas.FunctionCallOutput):
             messages.append(
                 ToolMessage(

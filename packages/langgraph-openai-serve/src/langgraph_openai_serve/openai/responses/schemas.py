@@ -28,7 +28,7 @@ from pydantic import (
 
 from langgraph_openai_serve.openai.metadata import check_metadata
 
-RESPONSES_RESERVED_KEYS = frozenset({"lgos_settings", "lgos_run_id"})
+RESPONSES_RESERVED_KEYS = frozenset({"lgos_settings", "lgos_run_id", "lgos_status"})
 
 
 class _Strict(BaseModel):
@@ -154,6 +154,28 @@ class WebSearchCall(_Strict):
     action: WebSearchAction
 
 
+class SummaryText(_Strict):
+    type: Literal["summary_text"]
+    text: str
+
+
+class ReasoningText(_Strict):
+    type: Literal["reasoning_text"]
+    text: str
+
+
+class Reasoning(_Strict):
+    """A reasoning item being replayed: status updates LGOS showed as
+    reasoning summaries. It is no part of the conversation a graph reads."""
+
+    type: Literal["reasoning"]
+    id: str = Field(min_length=1)
+    summary: list[SummaryText]
+    content: list[ReasoningText] | None = None
+    encrypted_content: None = None
+    status: Literal["in_progress", "completed", "incomplete"] | None = None
+
+
 class McpApprovalResponse(_Strict):
     """Approves or rejects one presented ``mcp_approval_request``."""
 
@@ -190,6 +212,7 @@ InputItem = Annotated[
     | Annotated[CustomToolCall, Tag("custom_tool_call")]
     | Annotated[CustomToolCallOutput, Tag("custom_tool_call_output")]
     | Annotated[WebSearchCall, Tag("web_search_call")]
+    | Annotated[Reasoning, Tag("reasoning")]
     | Annotated[McpApprovalResponse, Tag("mcp_approval_response")]
     | Annotated[ItemReference, Tag("item_reference")],
     Discriminator(
@@ -261,6 +284,14 @@ class TextOptions(_Strict):
     format: PlainTextFormat | None = None
 
 
+class ReasoningOptions(_Strict):
+    """``reasoning``: a ``summary`` asks for status updates as reasoning
+    summary items (``statuses.py``); the graph owns its model's effort."""
+
+    summary: Literal["auto", "concise", "detailed"] | None = None
+    effort: None = None
+
+
 class ConversationRef(_Strict):
     """``conversation`` as an object: ``{"id": "conv_..."}``."""
 
@@ -282,6 +313,7 @@ class ResponseCreateRequest(_Strict):
     store: bool | None = Field(default=None, json_schema_extra={"enum": [False, None]})
     include: list[str] | None = Field(default=None, json_schema_extra={"maxItems": 0})
     text: TextOptions | None = None
+    reasoning: ReasoningOptions | None = None
     previous_response_id: str | None = None
     conversation: str | ConversationRef | None = None
     background: bool | None = None
