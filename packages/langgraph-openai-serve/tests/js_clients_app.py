@@ -8,19 +8,30 @@ a client meets, with a scripted model in place of the LLM.
 - ``status``: publishes three status updates, then answers.
 - ``history``: answers with the conversation it was given, so a client sees
   which turns reached the graph (replay, ``item_reference``).
+- ``forecast``: accepts every generation control and structured output;
+  answers a JSON forecast when asked for a schema, else the controls it got.
+- ``sloppy``: accepts structured output, but its forecast breaks the schema.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
+from dataclasses import dataclass
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langgraph.config import get_stream_writer
-from langgraph.graph import MessagesState
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.runtime import Runtime
 from langgraph_openai_serve import (
+    ClientSettings,
+    GenerationControl,
+    GenerationOptions,
     GraphConfig,
     GraphFeature,
     GraphRegistry,
+    GraphRequest,
+    OutputSchema,
     status_event,
 )
 from langgraph_openai_serve.testing import ScriptedChatModel
@@ -59,6 +70,40 @@ def _status_graph() -> object:
     return one_node_graph(work)
 
 
+FORECAST = {"city": "Oslo", "celsius": 21}
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What the request asked of the model (the graph's runtime context)."""
+
+    options: GenerationOptions
+    output_schema: OutputSchema | None
+
+
+def asked(request: GraphRequest, settings: ClientSettings | None) -> Asked:
+    return Asked(request.generation, request.output_schema)
+
+
+def _forecast_graph(forecast: dict[str, object]) -> object:
+    async def answer(
+        state: MessagesState, runtime: Runtime[Asked]
+    ) -> dict[str, list[BaseMessage]]:
+        if runtime.context.output_schema is not None:
+            text = json.dumps(forecast)
+        else:
+            controls = runtime.context.options.model_kwargs()
+            text = "controls: " + json.dumps(controls, sort_keys=True)
+        model = ScriptedChatModel(responder=lambda _: text)
+        return {"messages": [await model.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState, context_schema=Asked)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "answer")
+    builder.add_edge("answer", END)
+    return builder.compile()
+
+
 def registry() -> GraphRegistry:
     def graph(responder: object) -> object:
         return single_model_graph(ScriptedChatModel(responder=responder))
@@ -81,6 +126,19 @@ def registry() -> GraphRegistry:
             "history": GraphConfig(
                 graph=graph(transcript),
                 description="answers with the conversation it saw",
+            ),
+            "forecast": GraphConfig(
+                graph=_forecast_graph(FORECAST),
+                description="a JSON forecast, or the controls it was given",
+                generation_controls=frozenset(GenerationControl),
+                features={GraphFeature.STRUCTURED_OUTPUT},
+                context_factory=asked,
+            ),
+            "sloppy": GraphConfig(
+                graph=_forecast_graph({"city": "Oslo", "celsius": "warm"}),
+                description="a forecast that breaks the schema",
+                features={GraphFeature.STRUCTURED_OUTPUT},
+                context_factory=asked,
             ),
         }
     )

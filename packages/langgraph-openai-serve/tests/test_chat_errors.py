@@ -41,7 +41,19 @@ def client(make_client):
         ({"max_tokens": 10}, "max_tokens"),
         ({"n": 2}, "n"),
         ({"top_p": 0.5}, "top_p"),
-        ({"response_format": {"type": "json_object"}}, "response_format"),
+        ({"response_format": {"type": "json_object"}}, "response_format.type"),
+        (
+            {
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": "x", "schema": {"type": "object"}},
+                }
+            },
+            "response_format",
+        ),
+        ({"seed": 1}, "seed"),
+        ({"stop": "END"}, "stop"),
+        ({"presence_penalty": 0.5}, "presence_penalty"),
         ({"functions": [{"name": "f"}]}, "functions"),
         ({"function_call": "auto"}, "function_call"),
         ({"prompt_cache_key": "k"}, "prompt_cache_key"),

@@ -3,9 +3,18 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { createOpenAI } from "@ai-sdk/openai";
-import { APICallError, generateText, stepCountIs, streamText, tool } from "ai";
+import { APICallError, generateText, Output, stepCountIs, streamText, tool } from "ai";
 import { z } from "zod";
-import { apiKey, baseURL, STATUSES, weatherAnswer } from "./lgos.mjs";
+import {
+  apiKey,
+  baseURL,
+  controlsAnswer,
+  FORECAST,
+  STATUSES,
+  weatherAnswer,
+} from "./lgos.mjs";
+
+const Forecast = z.object({ city: z.string(), celsius: z.number() });
 
 const openai = createOpenAI({ baseURL, apiKey });
 
@@ -57,6 +66,30 @@ for (const [api, model] of Object.entries(models)) {
       assert.equal(second.text, "Saw human:One | ai:Saw human:One | human:Two");
     });
 
+    test("structured output with Output.object", async () => {
+      const { output } = await generateText({
+        model: model("forecast"),
+        prompt: "Forecast?",
+        output: Output.object({ schema: Forecast }),
+      });
+      assert.deepEqual(output, FORECAST);
+    });
+
+    test("an answer off the schema is an APICallError 500", async () => {
+      await assert.rejects(
+        generateText({
+          model: model("sloppy"),
+          prompt: "Forecast?",
+          output: Output.object({ schema: Forecast }),
+          maxRetries: 0, // a 500 is retried by default
+        }),
+        (error) =>
+          APICallError.isInstance(error) &&
+          error.statusCode === 500 &&
+          error.message.includes("does not match the requested schema"),
+      );
+    });
+
     test("errors: unknown model is an APICallError 404", async () => {
       await assert.rejects(
         generateText({ model: model("missing"), prompt: "Hi" }),
@@ -65,6 +98,52 @@ for (const [api, model] of Object.entries(models)) {
     });
   });
 }
+
+describe("AI SDK generation controls", () => {
+  test("openai.chat(...): temperature, topP, maxOutputTokens, seed, stopSequences, penalties", async () => {
+    const { text } = await generateText({
+      model: openai.chat("forecast"),
+      prompt: "Hi",
+      temperature: 0.2,
+      topP: 0.9,
+      maxOutputTokens: 64,
+      seed: 7,
+      stopSequences: ["END"],
+      presencePenalty: 0.5,
+      frequencyPenalty: 0.25,
+    });
+    assert.equal(
+      text,
+      controlsAnswer({
+        temperature: 0.2,
+        top_p: 0.9,
+        max_tokens: 64,
+        stop: ["END"],
+        seed: 7,
+        presence_penalty: 0.5,
+        frequency_penalty: 0.25,
+      }),
+    );
+  });
+
+  test("openai(...): temperature, topP, maxOutputTokens", async () => {
+    const { text } = await generateText({
+      model: openai("forecast"),
+      prompt: "Hi",
+      temperature: 0.2,
+      topP: 0.9,
+      maxOutputTokens: 64,
+    });
+    assert.equal(text, controlsAnswer({ temperature: 0.2, top_p: 0.9, max_tokens: 64 }));
+  });
+
+  test("a graph without controls refuses them (APICallError 400)", async () => {
+    await assert.rejects(
+      generateText({ model: openai("words"), prompt: "Hi", temperature: 0.2 }),
+      (error) => APICallError.isInstance(error) && error.statusCode === 400,
+    );
+  });
+});
 
 // The requests the AI SDK sent, to see what it replays.
 function recording() {

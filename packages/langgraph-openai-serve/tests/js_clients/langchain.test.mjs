@@ -6,7 +6,16 @@ import { HumanMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { ChatOpenAI } from "@langchain/openai";
 import { z } from "zod";
-import { apiKey, baseURL, STATUSES, weatherAnswer } from "./lgos.mjs";
+import {
+  apiKey,
+  baseURL,
+  controlsAnswer,
+  FORECAST,
+  STATUSES,
+  weatherAnswer,
+} from "./lgos.mjs";
+
+const Forecast = z.object({ city: z.string(), celsius: z.number() });
 
 const chat = (model, options = {}) =>
   new ChatOpenAI({ model, apiKey, configuration: { baseURL }, maxRetries: 0, ...options });
@@ -59,6 +68,28 @@ for (const [api, options] of Object.entries(apis)) {
       messages.push(await model.invoke(messages), new HumanMessage("Two"));
       const answer = await model.invoke(messages);
       assert.equal(answer.text, "Saw human:One | ai:Saw human:One | human:Two");
+    });
+
+    test("structured output with withStructuredOutput (jsonSchema)", async () => {
+      const model = chat("forecast", options).withStructuredOutput(Forecast, {
+        name: "forecast",
+        method: "jsonSchema",
+      });
+      assert.deepEqual(await model.invoke("Forecast?"), FORECAST);
+    });
+
+    test("generation controls set on ChatOpenAI", async () => {
+      const model = chat("forecast", {
+        ...options,
+        temperature: 0.2,
+        topP: 0.9,
+        maxTokens: 64,
+      });
+      const answer = await model.invoke("Hi");
+      assert.equal(
+        answer.text,
+        controlsAnswer({ temperature: 0.2, top_p: 0.9, max_tokens: 64 }),
+      );
     });
 
     test("errors: unknown model", async () => {

@@ -14,6 +14,17 @@ export const STATUSES = [
   "Writing the answer",
 ];
 
+// The `forecast` graph's structured answer, and its schema as clients write it.
+export const FORECAST = { city: "Oslo", celsius: 21 };
+
+// What the `forecast` graph answers when asked for no schema: the model
+// keyword arguments it was handed (sorted keys, JSON).
+export const controlsAnswer = (kwargs) =>
+  `controls: ${JSON.stringify(Object.fromEntries(Object.entries(kwargs).sort()))}`
+    .replaceAll(",", ", ")
+    .replaceAll(":", ": ")
+    .replace("controls:  ", "controls: ");
+
 // What the `weather` graph answers once its get_weather call came back.
 export const weatherAnswer = (result, name = "") =>
   `The weather in Oslo: ${result}${name ? ` (${name})` : ""}.`;

@@ -2,9 +2,20 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import OpenAI from "openai";
-import { apiKey, baseURL, STATUSES, weatherAnswer } from "./lgos.mjs";
+import { zodResponseFormat, zodTextFormat } from "openai/helpers/zod";
+import { z } from "zod";
+import {
+  apiKey,
+  baseURL,
+  controlsAnswer,
+  FORECAST,
+  STATUSES,
+  weatherAnswer,
+} from "./lgos.mjs";
 
 const client = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
+
+const Forecast = z.object({ city: z.string(), celsius: z.number() });
 
 const getWeather = {
   type: "function",
@@ -62,6 +73,41 @@ describe("openai SDK, Chat Completions", () => {
       ],
     });
     assert.equal(await runner.finalContent(), weatherAnswer("sunny in Oslo"));
+  });
+
+  test("generation controls reach a graph that declares them", async () => {
+    const completion = await client.chat.completions.create({
+      model: "forecast",
+      messages: [{ role: "user", content: "Hi" }],
+      temperature: 0.2,
+      top_p: 0.9,
+      max_completion_tokens: 64,
+      stop: ["END"],
+      seed: 7,
+      presence_penalty: 0.5,
+      frequency_penalty: 0.25,
+    });
+    assert.equal(
+      completion.choices[0].message.content,
+      controlsAnswer({
+        temperature: 0.2,
+        top_p: 0.9,
+        max_tokens: 64,
+        stop: ["END"],
+        seed: 7,
+        presence_penalty: 0.5,
+        frequency_penalty: 0.25,
+      }),
+    );
+  });
+
+  test("structured output with parse() and zodResponseFormat", async () => {
+    const completion = await client.chat.completions.parse({
+      model: "forecast",
+      messages: [{ role: "user", content: "Forecast?" }],
+      response_format: zodResponseFormat(Forecast, "forecast"),
+    });
+    assert.deepEqual(completion.choices[0].message.parsed, FORECAST);
   });
 
   test("error envelopes: unknown model, bad message with its param path", async () => {
@@ -166,6 +212,40 @@ describe("openai SDK, Responses", () => {
     assert.deepEqual(
       response.output.map((item) => item.type),
       ["reasoning", "reasoning", "reasoning", "message"],
+    );
+  });
+
+  test("structured output with parse() and zodTextFormat, and controls", async () => {
+    const response = await client.responses.parse({
+      model: "forecast",
+      input: "Forecast?",
+      text: { format: zodTextFormat(Forecast, "forecast") },
+      temperature: 0.5,
+      max_output_tokens: 100,
+    });
+    assert.deepEqual(response.output_parsed, FORECAST);
+  });
+
+  test("an answer off the schema fails clearly, streamed or not", async () => {
+    const text = { format: zodTextFormat(Forecast, "forecast") };
+    await assert.rejects(
+      client.responses.parse({ model: "sloppy", input: "Forecast?", text }),
+      (error) =>
+        error.status === 500 &&
+        error.code === "invalid_structured_output" &&
+        error.message.includes("(at $.celsius)"),
+    );
+    // Streamed, the SDK raises the stream's error event.
+    const stream = client.responses.stream({ model: "sloppy", input: "Forecast?", text });
+    await assert.rejects(stream.finalResponse(), (error) =>
+      error.message.includes("does not match the requested schema 'forecast'"),
+    );
+  });
+
+  test("a graph without controls keeps refusing them, naming the param", async () => {
+    await assert.rejects(
+      client.responses.create({ model: "words", input: "Hi", temperature: 0.5 }),
+      (error) => error.status === 400 && error.param === "temperature",
     );
   });
 

@@ -57,8 +57,10 @@ _VALUE_HINTS = {
     "reasoning.effort": "Reasoning effort is owned by the graph's own model "
     "configuration; 'reasoning' only takes a 'summary', which shows status "
     "updates as reasoning summaries.",
-    "text.format.type": "Structured output is not supported; graphs return plain "
-    "text, so 'text.format' may only be of type 'text'.",
+    "text.format.type": "'text.format.type' may be 'text', or 'json_schema' for "
+    "a model that accepts structured output.",
+    "response_format.type": "'response_format.type' may be 'text', or "
+    "'json_schema' for a model that accepts structured output.",
 }
 _QUOTED = re.compile(r"'([^']+)'")
 # Among errors at the same depth, the one that says most about the client's
@@ -100,16 +102,24 @@ def message_and_param(exc: RequestValidationError) -> tuple[str, str | None]:
     return _message(first, param), param
 
 
+def unsupported_control(param: str, accepted: Sequence[str] = ()) -> str:
+    """Why a generation control (or ``response_format``) is refused."""
+    message = (
+        f"Unsupported parameter: '{param}'. Generation controls are owned by the "
+        "graph's own model configuration"
+    )
+    if accepted:
+        return f"{message}; this model accepts {', '.join(accepted)}."
+    return f"{message}."
+
+
 def _message(error: Any, param: str | None) -> str:
     kind = error["type"]
     if kind == "extra_forbidden" and param is not None:
         if param in _UNSUPPORTED_HINTS:
             return _UNSUPPORTED_HINTS[param]
         if param in _GENERATION_CONTROLS:
-            return (
-                f"Unsupported parameter: '{param}'. Generation controls are owned "
-                "by the graph's own model configuration."
-            )
+            return unsupported_control(param)
         return f"Unrecognized request argument supplied: {param}"
     if kind == "missing":
         return f"Missing required parameter: '{param}'."

@@ -24,6 +24,7 @@ from langgraph_openai_serve.graph.request import (
     ToolChoice,
 )
 from langgraph_openai_serve.openai.chat import schemas
+from langgraph_openai_serve.openai.generation import NONE, Generation
 
 
 def check_graph_serves_chat(
@@ -50,12 +51,16 @@ def check_graph_serves_chat(
 
 
 def decode_chat_request(
-    body: schemas.ChatCompletionRequest, *, file_inputs: bool = True
+    body: schemas.ChatCompletionRequest,
+    *,
+    file_inputs: bool = True,
+    generation: Generation = NONE,
 ) -> tuple[GraphRequest, list[BaseMessage]]:
     """Normalize one validated request for the graph layer.
 
     File parts become LangChain file blocks; the route passes
-    ``file_inputs=False`` for a graph without ``GraphFeature.FILE_INPUTS``.
+    ``file_inputs=False`` for a graph without ``GraphFeature.FILE_INPUTS``,
+    and ``generation`` checked against the graph (``chat/generation.py``).
 
     Raises:
         InvalidRequestError: the messages are well-formed JSON but not a valid
@@ -77,6 +82,8 @@ def decode_chat_request(
         ),
         tool_choice=_tool_choice(body.tool_choice),
         parallel_tool_calls=body.parallel_tool_calls,
+        generation=generation.options,
+        output_schema=generation.output_schema,
     )
     return request, convert_messages(body.messages, file_inputs=file_inputs)
 

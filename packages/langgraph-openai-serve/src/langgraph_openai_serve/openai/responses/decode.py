@@ -8,6 +8,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.graph.request import GraphRequest
+from langgraph_openai_serve.openai.generation import NONE, Generation
 from langgraph_openai_serve.openai.responses import schemas
 from langgraph_openai_serve.openai.responses.interrupt_ids import (
     interrupt_id_from_call_id,
@@ -24,15 +25,17 @@ def decode_response_request(
     file_inputs: bool,
     server_tools: Set[str] = frozenset(),
     approval_label: str | None = None,
+    generation: Generation = NONE,
 ) -> tuple[GraphRequest, list[BaseMessage]]:
-    """Normalize one validated request for the graph layer.
+    """Normalize one validated request for the graph layer (``generation``:
+    its controls, checked against the graph by ``generation.py``).
 
     Raises:
         InvalidRequestError: a tool selection the model does not offer, an
             inconsistent replayed exchange, or files for a graph without
             ``FILE_INPUTS``.
     """
-    request = graph_request_of(body, server_tools, approval_label)
+    request = graph_request_of(body, server_tools, approval_label, generation)
     messages: list[BaseMessage] = []
     if body.instructions:
         messages.append(SystemMessage(content=body.instructions))
@@ -54,7 +57,10 @@ def decode_response_request(
 
 
 def decode_resume(
-    body: schemas.ResponseCreateRequest, *, server_tools: Set[str] = frozenset()
+    body: schemas.ResponseCreateRequest,
+    *,
+    server_tools: Set[str] = frozenset(),
+    generation: Generation = NONE,
 ) -> tuple[GraphRequest, dict[str, str]]:
     """A resume: ``previous_response_id`` plus only ``function_call_output``
     items answering ``lgos_interrupt`` calls. Returns answers by interrupt id.
@@ -88,7 +94,7 @@ def decode_resume(
                 param=f"input[{index}].call_id",
             )
         answers[interrupt_id] = item.output
-    return graph_request_of(body, server_tools), answers
+    return graph_request_of(body, server_tools, generation=generation), answers
 
 
 def ends_with_interrupt_answers(body: schemas.ResponseCreateRequest) -> bool:
@@ -107,6 +113,7 @@ def graph_request_of(
     body: schemas.ResponseCreateRequest,
     server_tools: Set[str],
     approval_label: str | None = None,
+    generation: Generation = NONE,
 ) -> GraphRequest:
     """The protocol-neutral request, with tools checked against the graph."""
     tools = select_tools(body, server_tools, approval_label)
@@ -118,4 +125,6 @@ def graph_request_of(
         tool_choice=tools.tool_choice,
         parallel_tool_calls=body.parallel_tool_calls,
         server_tools=tools.server_tools,
+        generation=generation.options,
+        output_schema=generation.output_schema,
     )

@@ -2,7 +2,9 @@
 
 Unknown fields fail. A few fields real clients send with harmless values are
 accepted only with those values: ``include: []`` (the Agents SDK),
-``text.format`` of type ``text`` (the default), and the null ``caller`` /
+``text.format`` of type ``text`` (the default; ``json_schema`` and the
+generation controls only for graphs that declare them, checked in
+``openai/generation.py``), and the null ``caller`` /
 ``namespace`` / ``async`` fields of replayed SDK output items. What the SDKs'
 parse helpers add to the items they hand back (``parsed`` on output text,
 ``parsed_arguments`` on function calls, any value) is accepted and dropped:
@@ -278,10 +280,23 @@ class PlainTextFormat(_Strict):
     type: Literal["text"]
 
 
-class TextOptions(_Strict):
-    """``text``: only the default plain-text format; graphs return text."""
+class JsonSchemaFormat(_Strict):
+    """Structured output, for graphs that declare it (``openai/generation.py``)."""
 
-    format: PlainTextFormat | None = None
+    type: Literal["json_schema"]
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    schema_: dict[str, Any] = Field(alias="schema")
+    description: str | None = None
+    strict: bool | None = None
+
+
+class TextOptions(_Strict):
+    """``text``: plain text, or a JSON schema for graphs that declare it."""
+
+    format: (
+        Annotated[PlainTextFormat | JsonSchemaFormat, Field(discriminator="type")]
+        | None
+    ) = None
 
 
 class ReasoningOptions(_Strict):
@@ -314,6 +329,10 @@ class ResponseCreateRequest(_Strict):
     include: list[str] | None = Field(default=None, json_schema_extra={"maxItems": 0})
     text: TextOptions | None = None
     reasoning: ReasoningOptions | None = None
+    # Generation controls: for graphs that declare them.
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    max_output_tokens: int | None = Field(default=None, ge=1)
     previous_response_id: str | None = None
     conversation: str | ConversationRef | None = None
     background: bool | None = None
