@@ -198,4 +198,27 @@ describe("AI SDK openai(...) against a response store", () => {
     assert.equal(inputs[1].filter((item) => item.type === "item_reference").length, 4);
     assert.equal(second.text, "Saw human:Hi | ai:w0 w1 w2 | human:Two");
   });
+
+  test("status updates as reasoning, then a second turn with store: false", async () => {
+    const { inputs, openai } = recording();
+    const providerOptions = {
+      openai: { store: false, metadata: { lgos_status: "reasoning" } },
+    };
+    const result = streamText({ model: openai("status"), prompt: "Hi", providerOptions });
+    const messages = [
+      { role: "user", content: "Hi" },
+      ...(await result.response).messages,
+      { role: "user", content: "Two" },
+    ];
+    const second = await generateText({
+      model: openai("history"),
+      messages,
+      providerOptions: { openai: { store: false } },
+    });
+    // Without encrypted content the SDK leaves reasoning out when it does
+    // not store (it warns); the answer goes back whole.
+    assert.equal(inputs[1].filter((item) => item.type === "reasoning").length, 0);
+    assert.equal(inputs[1].filter((item) => item.role === "assistant").length, 1);
+    assert.equal(second.text, "Saw human:Hi | ai:w0 w1 w2 | human:Two");
+  });
 });
