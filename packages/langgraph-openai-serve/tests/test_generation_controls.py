@@ -140,6 +140,27 @@ async def test_an_undeclared_control_is_refused_naming_what_the_graph_accepts(
     assert seen == []
 
 
+async def test_one_long_stop_sequence_or_a_list_of_four(client, seen):
+    for stop in ("Thank you for asking", ["a", "b", "c", "d"]):
+        await client.chat.completions.create(
+            model="tuned", messages=[{"role": "user", "content": "Hi"}], stop=stop
+        )
+    refused = await error_body(
+        client.chat.completions.create(
+            model="tuned",
+            messages=[{"role": "user", "content": "Hi"}],
+            stop=["a", "b", "c", "d", "e"],
+        ),
+        400,
+    )
+
+    assert [request.generation.stop for request in seen] == [
+        ("Thank you for asking",),
+        ("a", "b", "c", "d"),
+    ]
+    assert refused["param"] == "stop"
+
+
 @pytest.mark.parametrize(
     ("fields", "param"),
     [

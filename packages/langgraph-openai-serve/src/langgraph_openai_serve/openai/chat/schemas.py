@@ -170,7 +170,7 @@ class ChatCompletionRequest(_Strict):
     top_p: float | None = Field(default=None, ge=0, le=1)
     max_tokens: int | None = Field(default=None, ge=1)
     max_completion_tokens: int | None = Field(default=None, ge=1)
-    stop: str | list[str] | None = Field(default=None, max_length=4)
+    stop: str | Annotated[list[str], Field(max_length=4)] | None = None
     seed: int | None = None
     presence_penalty: float | None = Field(default=None, ge=-2, le=2)
     frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
