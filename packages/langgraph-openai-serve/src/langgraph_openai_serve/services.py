@@ -152,6 +152,7 @@ def build_services(
         run_timeout=settings.RUN_TIMEOUT,
         callbacks=langfuse_callbacks if settings.ENABLE_LANGFUSE else no_callbacks,
         chat_status_as_reasoning=settings.CHAT_STATUS_AS_REASONING,
+        responses_status_as_reasoning=settings.RESPONSES_STATUS_AS_REASONING,
         background=runtime,
         responses=backend.responses if keeps else None,
         conversations=backend.conversations if keeps else None,

@@ -161,6 +161,11 @@ class Settings(BaseSettings):
     CHAT_STATUS_AS_REASONING: bool = False
     """Forward visible status events to Chat Completions streams as
     ``reasoning_content`` deltas (an Open WebUI extension, not standard)."""
+    RESPONSES_STATUS_AS_REASONING: bool = False
+    """Show a streamed Response's status updates as reasoning summary items
+    instead of ``phase="commentary"`` messages, unless a request chooses
+    (``metadata.lgos_status``); clients that ignore ``phase`` (the Vercel AI
+    SDK, LangChain.js) then keep them apart from the answer."""
 
     BACKGROUND_BACKEND: Literal["memory", "postgres"] = "memory"
     """Where background Responses run: this process, or PostgreSQL (a

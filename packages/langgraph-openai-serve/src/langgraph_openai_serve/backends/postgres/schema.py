@@ -129,6 +129,11 @@ CREATE INDEX IF NOT EXISTS lgos_responses_unfinished
 CREATE INDEX IF NOT EXISTS lgos_batches_open_by_scope
     ON lgos_batches (scope) WHERE {OPEN_BATCH};
 """,
+    # 4: kept Responses found by the id of an output item (item_reference).
+    """
+CREATE INDEX IF NOT EXISTS lgos_responses_output_items
+    ON lgos_background_responses USING gin ((snapshot->'output') jsonb_path_ops);
+""",
 )
 
 _LOCK = 0x6C676F735F6D6967  # pg advisory lock key: one migrator at a time
