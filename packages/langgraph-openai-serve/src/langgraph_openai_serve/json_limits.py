@@ -29,3 +29,13 @@ def too_deep(raw: bytes, max_depth: int) -> bool:
         if not brackets:
             return False
     return b"[" in brackets
+
+
+def too_many_elements(raw: bytes, max_elements: int) -> bool:
+    """Whether the JSON text ``raw`` holds more than ``max_elements`` arrays
+    and objects. Free when it has too few brackets to; otherwise counted with
+    strings cut out, at C speed."""
+    if raw.count(b"[") + raw.count(b"{") <= max_elements:
+        return False
+    outside = _STRING.sub(b"", raw)
+    return outside.count(b"[") + outside.count(b"{") > max_elements

@@ -148,7 +148,11 @@ def build_services(
         checkpoint_scope=checkpoint_scope,
         ping_interval=settings.SSE_PING_INTERVAL,
         created=int(time.time()),
-        body_limits=BodyLimits(settings.MAX_REQUEST_BYTES, settings.MAX_JSON_DEPTH),
+        body_limits=BodyLimits(
+            settings.MAX_REQUEST_BYTES,
+            settings.MAX_JSON_DEPTH,
+            settings.MAX_JSON_ELEMENTS,
+        ),
         run_timeout=settings.RUN_TIMEOUT,
         callbacks=langfuse_callbacks if settings.ENABLE_LANGFUSE else no_callbacks,
         chat_status_as_reasoning=settings.CHAT_STATUS_AS_REASONING,

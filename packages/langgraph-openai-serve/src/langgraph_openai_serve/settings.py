@@ -112,6 +112,12 @@ class Settings(BaseSettings):
     400. The default is the JSON parser's own bound and costs nothing; a
     lower one is checked on bodies with more brackets than the limit. The
     body of each line of a batch's input is held to it too."""
+    MAX_JSON_ELEMENTS: int = Field(default=10_000, ge=1)
+    """Most arrays and objects a request body (or a batch line's body) may
+    hold; more answers 400 ``json_too_many_elements`` before validation,
+    whose errors would cost about 4.5 KB per invalid element (45 MB at the
+    default; validation runs one body at a time on a process's event loop).
+    A long conversation replayed whole holds a few thousand."""
     RUN_TIMEOUT: float | None = Field(default=None, gt=0)
     """Seconds a foreground run may take (unset: no limit). Past it the graph
     is cancelled: a stream ends with the protocol's failure (``run_timeout``),

@@ -11,7 +11,12 @@ Hostile bodies are refused by cause: one larger than ``BodyLimits.max_bytes``
 answers 413 before it is read whole; one nested deeper than
 ``BodyLimits.max_depth`` answers 400. pydantic-core's parser already stops at
 ``PARSER_MAX_DEPTH`` levels, so the default limit costs nothing; a lower one
-is measured only for bodies with more brackets than the limit.
+is measured only for bodies with more brackets than the limit. One holding
+more than ``BodyLimits.max_elements`` arrays and objects answers 400 before
+it is validated: pydantic records an error per invalid element (about 2 KB
+each, twice over once converted), so a megabyte of ``[{},{},...]`` would
+cost a gigabyte. Counting brackets is a pass at C speed over the bytes;
+strings are cut out only for bodies with more brackets than the limit.
 """
 
 from __future__ import annotations
@@ -27,7 +32,11 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
 from langgraph_openai_serve.graph.errors import InvalidRequestError
-from langgraph_openai_serve.json_limits import PARSER_MAX_DEPTH, too_deep
+from langgraph_openai_serve.json_limits import (
+    PARSER_MAX_DEPTH,
+    too_deep,
+    too_many_elements,
+)
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -40,6 +49,7 @@ class BodyLimits:
 
     max_bytes: int
     max_depth: int = PARSER_MAX_DEPTH
+    max_elements: int = 10_000
 
 
 async def parse_body(request: Request, model: type[Model], limits: BodyLimits) -> Model:
@@ -50,6 +60,11 @@ async def parse_body(request: Request, model: type[Model], limits: BodyLimits) -
         RequestValidationError: the body is not a valid ``model``.
     """
     raw = await _read(request, limits.max_bytes)
+    if too_many_elements(raw, limits.max_elements):
+        raise InvalidRequestError(
+            f"The JSON body holds more than {limits.max_elements} arrays and objects.",
+            code="json_too_many_elements",
+        )
     try:
         parsed = model.model_validate_json(raw)
     except ValidationError as exc:
