@@ -53,6 +53,15 @@ class GraphRequest:
     ``metadata`` is a read-only mapping; ``server_tools`` lists the selected
     registered server-tool names (always empty for Chat Completions).
     ``hosted_tools`` is the reference's older name for ``server_tools``.
+
+    ``scope`` is the tenant the request runs for, as the server trusts it
+    (never from the body): the checkpoint scope LGOS keeps the request's runs
+    in, which by default is the principal of its API key (``"default"``
+    without keys; ``<gateway>.<end user>`` for a gateway key acting for an
+    end user; a batch's tenant for its lines). A graph that reaches other
+    services on the caller's behalf (a Files API, a tenant's data) acts for
+    this, not for ``user``, which is whatever the client sent. ``None`` when
+    the request was built outside a server (a test, a direct call).
     """
 
     model: str
@@ -62,6 +71,7 @@ class GraphRequest:
     tool_choice: ToolChoice = None
     parallel_tool_calls: bool | None = None
     server_tools: tuple[str, ...] = ()
+    scope: str | None = None
 
     def __init__(
         self,
@@ -74,6 +84,7 @@ class GraphRequest:
         server_tools: tuple[str, ...] = (),
         *,
         hosted_tools: tuple[str, ...] | None = None,
+        scope: str | None = None,
     ) -> None:
         if hosted_tools is not None:
             warn_renamed("GraphRequest(hosted_tools=...)", "server_tools")
@@ -90,6 +101,7 @@ class GraphRequest:
         setattr_(self, "tool_choice", tool_choice)
         setattr_(self, "parallel_tool_calls", parallel_tool_calls)
         setattr_(self, "server_tools", server_tools)
+        setattr_(self, "scope", scope)
 
     @property
     def hosted_tools(self) -> tuple[str, ...]:

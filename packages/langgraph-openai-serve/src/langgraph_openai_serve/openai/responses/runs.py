@@ -130,6 +130,7 @@ async def open_run(
             answers=answers,
             durable_thread=durable_thread,
             checkpointer=checkpointer,
+            scope=scope,
         )
     except BaseException:
         if lease is not None:
