@@ -42,9 +42,9 @@ WRONG_KEY = (
     "generates both into .state/litellm/; compose reads them from compose/.env)."
 )
 NO_KEY = (
-    "No API key: the LGOS gateway (LiteLLM) wants 'Authorization: Bearer "
-    "<LITELLM_MASTER_KEY>' (the operator's key) or a UI key from "
-    "LGOS_GATEWAY_UI_KEYS (the UIs')."
+    "No API key: the LGOS gateway (LiteLLM) wants its master key as "
+    "'Authorization: Bearer <LITELLM_MASTER_KEY>', or a UI key "
+    "(LGOS_GATEWAY_UI_KEYS) from the UIs."
 )
 NOT_FOR_UI_KEYS = (
     "A UI key (LGOS_GATEWAY_UI_KEYS) lists models and runs graphs only; this "
