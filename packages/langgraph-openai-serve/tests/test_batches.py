@@ -177,6 +177,31 @@ async def test_an_invalid_input_file_fails_the_batch_naming_each_line(
     assert all(e.message for e in done.errors.data)
 
 
+async def test_a_line_too_long_or_too_deep_fails_the_batch_at_once_naming_it(
+    tenants: TenantsFactory,
+) -> None:
+    # Once, a line nested past Python's recursion limit broke validation: it
+    # was retried six times and the batch failed with a server_error.
+    alice = tenants(_graphs())["alice"]
+    long = _responses_line("b", "x" * 1024 * 1024)  # over the 1 MiB default
+    lines: list[Any] = [
+        _responses_line("a", "fine"),
+        long,
+        "[" * 50_000 + "]" * 50_000,
+        _responses_line("c", "fine"),
+    ]
+    created = await _create(alice, await alice.upload(lines))
+    done = await await_batch(alice.lgos, created.id, within=30)
+
+    assert done.status == "failed"
+    assert done.errors is not None
+    assert done.errors.data is not None
+    assert [(e.code, e.line) for e in done.errors.data] == [
+        ("line_too_large", 2),
+        ("json_too_deep", 3),
+    ]
+
+
 async def test_an_input_of_another_purpose_or_tenant_fails_the_batch(
     tenants: TenantsFactory,
 ) -> None:
@@ -361,3 +386,34 @@ async def test_an_unreachable_files_api_fails_the_batch_instead_of_hanging(
     assert done.status == "failed"
     assert done.errors is not None
     assert [e.code for e in done.errors.data or []] == ["server_error"]
+
+
+async def test_a_tenant_past_its_open_batches_gets_429_and_another_creates_one(
+    tenants: TenantsFactory,
+) -> None:
+    gate = asyncio.Event()
+    both = tenants(_graphs(gate), TENANT_MAX_BATCHES=2)
+    alice, bob = both["alice"], both["bob"]
+    waiting = await alice.upload([_responses_line("stuck", "wait", model="gate")])
+    first = await _create(alice, waiting)
+    second = await _create(alice, waiting)
+
+    with pytest.raises(openai.RateLimitError) as refused:
+        await _create(alice, waiting)
+    bobs = await _create(bob, await bob.upload([_responses_line("q", "hi")]))
+    listed = [batch.id async for batch in alice.lgos.batches.list()]
+    gate.set()
+    for batch in (first, second):
+        await await_batch(alice.lgos, batch.id)
+    third = await _create(alice, waiting)  # one ended: room again
+    await await_batch(alice.lgos, third.id)
+
+    error = refused.value.body
+    assert refused.value.status_code == 429
+    assert isinstance(error, dict)
+    assert error["code"] == "rate_limit_exceeded"
+    assert "2 batches in progress" in error["message"]
+    assert refused.value.response.headers["retry-after"] == "1"
+    assert bobs.status in {"validating", "in_progress", "finalizing", "completed"}
+    # Nothing was kept of the refused one.
+    assert sorted(listed) == sorted([first.id, second.id])

@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 from langgraph_openai_serve.backends.postgres import PostgresBackend
+from langgraph_openai_serve.operations.admission import LimitReached
 from langgraph_openai_serve.responses.protocol import BackgroundJob
 from psycopg.rows import dict_row
 
@@ -95,6 +96,22 @@ async def test_another_scope_finds_nothing_and_deletes_nothing(store):
     assert await store.get(response["id"], "alice") == response
 
 
+async def test_output_items_are_found_by_id_in_their_scope_only(store):
+    first, second = _response(text="one"), _response(text="two")
+    await store.save("alice", first, _items("q1"))
+    await store.save("alice", second, _items("q2"))
+    one, two = first["output"][0], second["output"][0]
+    question = (await store.input_items(first["id"], "alice"))[0]
+
+    found = await store.output_items([two["id"], one["id"], "msg_x"], "alice")
+    await store.delete(first["id"], "alice")
+
+    assert found == {one["id"]: one, two["id"]: two}
+    assert await store.output_items([one["id"], question["id"]], "alice") == {}
+    assert await store.output_items([two["id"]], "bob") == {}
+    assert await store.output_items([], "alice") == {}
+
+
 async def test_a_chain_is_walked_oldest_first_and_ends_at_a_deleted_ancestor(store):
     first = _response(text="one")
     second = _response(first["id"], text="two")
@@ -164,6 +181,34 @@ async def test_an_attempt_counts_only_for_a_live_response_nobody_cancelled(store
     ]
     assert (after_end.snapshot["status"], after_end.lost) == ("completed", 0)
     assert (unknown.snapshot, unknown.job) == (None, None)
+
+
+async def test_a_scope_at_its_unfinished_limit_is_refused_until_one_ends(store):
+    def queued_job(scope: str) -> tuple[BackgroundJob, dict[str, Any]]:
+        job = BackgroundJob(f"resp_{uuid.uuid4().hex}", scope, {})
+        return job, {"id": job.response_id, "status": "queued", "background": True}
+
+    first, second = queued_job("alice"), queued_job("alice")
+    await store.create(*first, idempotency_key="k1", body_digest="d", most_unfinished=2)
+    await store.create(*second, most_unfinished=2)
+    await store.set_snapshot(second[0].response_id, {"status": "in_progress"})
+
+    third = queued_job("alice")
+    with pytest.raises(LimitReached) as refused:
+        await store.create(*third, most_unfinished=2)
+    # The retry of a known key is its original, not a new Response.
+    retried, created = await store.create(
+        *queued_job("alice"), idempotency_key="k1", body_digest="d", most_unfinished=2
+    )
+    bobs = await store.create(*queued_job("bob"), most_unfinished=2)
+    await store.set_snapshot(first[0].response_id, {"status": "completed"})
+    after_one_ended = await store.create(*third, most_unfinished=2)
+
+    assert (refused.value.limit, refused.value.allowed) == ("tenant_background", 2)
+    assert await store.get(third[0].response_id, "alice") is not None
+    assert (retried["id"], created) == (first[0].response_id, False)
+    assert bobs[1] is True
+    assert after_one_ended[1] is True
 
 
 async def test_events_given_with_a_snapshot_are_kept_only_if_it_replaced_it(store):

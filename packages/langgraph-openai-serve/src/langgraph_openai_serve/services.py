@@ -15,6 +15,7 @@ the same services, and its batch lines go through that same app.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -51,7 +52,7 @@ from langgraph_openai_serve.operations.admission import RunGate, RunLimits, Tena
 from langgraph_openai_serve.operations.lifecycle import Lifecycle
 from langgraph_openai_serve.operations.readiness import Readiness
 from langgraph_openai_serve.responses.runtime import BackgroundRuntime
-from langgraph_openai_serve.settings import Settings
+from langgraph_openai_serve.settings import Settings, TenantLimitsSetting
 from langgraph_openai_serve.webhooks.delivery import Deliverer
 from langgraph_openai_serve.webhooks.events import EVENT_TYPES, Endpoint
 from langgraph_openai_serve.webhooks.protocol import Announce, announce_nothing
@@ -131,7 +132,12 @@ def build_services(
         known_model=lambda model: model in registry.registry,
         concurrency=settings.BATCH_CONCURRENCY,
         lines_per_job=settings.BATCH_LINES_PER_JOB,
-        limits=Limits(settings.BATCH_MAX_LINES, settings.BATCH_MAX_INPUT_BYTES),
+        limits=Limits(
+            settings.BATCH_MAX_LINES,
+            settings.BATCH_MAX_INPUT_BYTES,
+            settings.BATCH_MAX_LINE_BYTES,
+            settings.MAX_JSON_DEPTH,
+        ),
         window_seconds=settings.BATCH_COMPLETION_WINDOW.total_seconds(),
         expiry_check_interval=settings.BATCH_EXPIRY_CHECK_INTERVAL,
         announce=announce,
@@ -146,6 +152,7 @@ def build_services(
         run_timeout=settings.RUN_TIMEOUT,
         callbacks=langfuse_callbacks if settings.ENABLE_LANGFUSE else no_callbacks,
         chat_status_as_reasoning=settings.CHAT_STATUS_AS_REASONING,
+        responses_status_as_reasoning=settings.RESPONSES_STATUS_AS_REASONING,
         background=runtime,
         responses=backend.responses if keeps else None,
         conversations=backend.conversations if keeps else None,
@@ -166,23 +173,35 @@ def build_services(
         lifecycle=lifecycle,
         webhooks=webhooks,
         readiness=Readiness(lifecycle, backend.checks()),
-        metrics=MetricsSource(backend.jobs.stats if runtime is not None else None)
+        metrics=MetricsSource(
+            backend.jobs.stats if runtime is not None else None,
+            settings.tenant_class,
+        )
         if settings.METRICS_ENABLED
         else None,
     )
 
 
 def _limits(settings: Settings) -> RunLimits:
-    default = TenantLimits(runs=settings.TENANT_MAX_RUNS)
+    default = TenantLimits(
+        runs=settings.TENANT_MAX_RUNS,
+        background=settings.TENANT_MAX_BACKGROUND,
+        batches=settings.TENANT_MAX_BATCHES,
+    )
+
+    # A field left out takes the default; one set to null is unbounded.
+    def own_or_default(own: TenantLimitsSetting) -> TenantLimits:
+        given = own.model_dump(
+            include=own.model_fields_set & {"runs", "background", "batches"}
+        )
+        return dataclasses.replace(default, **given)
+
     return RunLimits(
         process_runs=settings.MAX_RUNS,
+        process_streams=settings.MAX_STREAMS,
         tenant=default,
         overrides={
-            # A field left out takes the default; one set to null is unbounded.
-            scope: TenantLimits(
-                runs=own.runs if "runs" in own.model_fields_set else default.runs
-            )
-            for scope, own in settings.TENANT_LIMITS.items()
+            scope: own_or_default(own) for scope, own in settings.TENANT_LIMITS.items()
         },
     )
 

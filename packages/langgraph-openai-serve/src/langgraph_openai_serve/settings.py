@@ -39,10 +39,24 @@ class TenantLimitsSetting(BaseModel):
     """One tenant's entry of ``LGOS_TENANT_LIMITS``: a field left out takes
     the default, one set to ``null`` is unbounded for that tenant."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     runs: int | None = Field(default=None, ge=1)
     """Foreground runs at once in one process (``LGOS_TENANT_MAX_RUNS``)."""
+    background: int | None = Field(default=None, ge=1)
+    """Background Responses queued or running, over the fleet
+    (``LGOS_TENANT_MAX_BACKGROUND``)."""
+    batches: int | None = Field(default=None, ge=1)
+    """Batches not yet ended, over the fleet (``LGOS_TENANT_MAX_BATCHES``)."""
+    weight: float = Field(default=1.0, gt=0)
+    """Its share of the workers' slots against other tenants' (1 each by
+    default): a tenant of weight 2 gets twice the slots of one of weight 1
+    while both have work waiting."""
+    tenant_class: str | None = Field(
+        default=None, alias="class", min_length=1, max_length=64
+    )
+    """The ``tenant_class`` label its queued jobs are counted under in the
+    metrics (``"class": "premium"``; tenants without one: ``other``)."""
 
 
 class WebhookEndpoint(BaseModel):
@@ -80,7 +94,12 @@ class Settings(BaseSettings):
     OPENAI_API_PREFIX: str = "/v1"
     """Where the OpenAI routes are mounted."""
     OPENAI_API_DOCS_ENABLED: bool = False
-    """Expose ``{prefix}/docs``, ``{prefix}/redoc`` and ``{prefix}/openapi.json``."""
+    """Expose ``{prefix}/docs``, ``{prefix}/redoc`` and ``{prefix}/openapi.json``.
+    Off by default: they describe the server to anyone who asks and no client
+    needs them. With ``LGOS_API_KEYS`` set they answer only with a key, like
+    every OpenAI route but ``{prefix}/health`` (a browser sends none: fetch
+    ``openapi.json`` with the key and open it in a viewer). The host app LGOS
+    builds serves no ``/docs`` of its own."""
     SSE_PING_INTERVAL: float = Field(default=15.0, gt=0)
     """Seconds of silence after which a stream sends a ``: ping`` comment."""
     API_KEYS: SecretStr | None = None
@@ -97,7 +116,8 @@ class Settings(BaseSettings):
     MAX_JSON_DEPTH: int = Field(default=PARSER_MAX_DEPTH, ge=1, le=PARSER_MAX_DEPTH)
     """Deepest nesting of arrays and objects in a request body; deeper answers
     400. The default is the JSON parser's own bound and costs nothing; a
-    lower one is checked on bodies with more brackets than the limit."""
+    lower one is checked on bodies with more brackets than the limit. The
+    body of each line of a batch's input is held to it too."""
     RUN_TIMEOUT: float | None = Field(default=None, gt=0)
     """Seconds a foreground run may take (unset: no limit). Past it the graph
     is cancelled: a stream ends with the protocol's failure (``run_timeout``),
@@ -107,13 +127,31 @@ class Settings(BaseSettings):
     process serves at once; past it a request answers ``503
     server_overloaded`` with ``Retry-After`` at once, never waits. ``none``:
     unbounded."""
+    MAX_STREAMS: int | None = Field(default=1024, ge=1)
+    """Streams following background Responses (``GET /responses/{id}?stream=
+    true``, a streamed background create) one process holds open at once;
+    past it a new one answers ``503 server_overloaded`` with ``Retry-After``.
+    A streamed foreground run counts in ``LGOS_MAX_RUNS`` instead. ``none``:
+    unbounded."""
     TENANT_MAX_RUNS: int | None = Field(default=64, ge=1)
     """Foreground runs one tenant (one API key's scope) has at once in one
     process; past it ``429 rate_limit_exceeded`` with ``Retry-After`` and
     ``x-ratelimit-*`` headers. ``none``: only ``LGOS_MAX_RUNS`` bounds them."""
+    TENANT_MAX_BACKGROUND: int | None = Field(default=128, ge=1)
+    """Background Responses one tenant has queued or running at once, over
+    the whole fleet; past it a submission answers ``429
+    rate_limit_exceeded`` with ``Retry-After``. ``none``: unbounded."""
+    TENANT_MAX_BATCHES: int | None = Field(default=16, ge=1)
+    """Batches one tenant has open (not yet completed, failed, expired or
+    cancelled) at once, over the fleet; past it creating one answers ``429
+    rate_limit_exceeded``. ``none``: unbounded."""
     TENANT_LIMITS: dict[str, TenantLimitsSetting] = Field(default_factory=dict)
     """Per-tenant overrides, by scope, as JSON:
-    ``{"batch-jobs": {"runs": 8}, "premium": {"runs": 200}}``."""
+    ``{"batch-jobs": {"runs": 8, "weight": 0.5}, "premium": {"runs": 200}}``."""
+    QUEUE_AGING: float | None = Field(default=30.0, gt=0)
+    """Seconds a queued job waits to rise one priority class (a batch's line
+    to a batch step, a step to a background Response's class), so bulk work
+    is never starved by a stream of urgent work. ``none``: never."""
     CHECKPOINT_SCOPE: str | None = None
     """Who shares stored runs. Unset: each API key's principal is its own
     scope (paused runs, background Responses, idempotency keys). A
@@ -129,6 +167,11 @@ class Settings(BaseSettings):
     CHAT_STATUS_AS_REASONING: bool = False
     """Forward visible status events to Chat Completions streams as
     ``reasoning_content`` deltas (an Open WebUI extension, not standard)."""
+    RESPONSES_STATUS_AS_REASONING: bool = False
+    """Show a streamed Response's status updates as reasoning summary items
+    instead of ``phase="commentary"`` messages, unless a request chooses
+    (``metadata.lgos_status``); clients that ignore ``phase`` (the Vercel AI
+    SDK, LangChain.js) then keep them apart from the answer."""
 
     BACKGROUND_BACKEND: Literal["memory", "postgres"] = "memory"
     """Where background Responses run: this process, or PostgreSQL (a
@@ -207,6 +250,16 @@ class Settings(BaseSettings):
     """Most requests one batch's input file may hold (OpenAI's limit)."""
     BATCH_MAX_INPUT_BYTES: int = Field(default=200 * 1024 * 1024, ge=1)
     """Largest input file a batch reads, in bytes (OpenAI's 200 MB)."""
+    BATCH_MAX_LINE_BYTES: int = Field(default=1024 * 1024, ge=1)
+    """Longest line (one request) of a batch's input file, in bytes; a
+    longer one fails the batch naming the line (``line_too_large``), read
+    past without being held. Parsing a line may take about 25 times its
+    size, so a worker validating a batch holds at most about 27 times this
+    (27 MiB at the default; a worker validates at most
+    ``LGOS_BACKGROUND_CONCURRENCY`` batches at once). 1 MiB of text is more
+    tokens than most models' context; raise it for lines carrying images.
+    A line's body nests at most ``LGOS_MAX_JSON_DEPTH`` levels, as a
+    request's (deeper: ``json_too_deep``)."""
     BATCH_LINES_PER_JOB: int = Field(default=25, ge=1)
     """Requests one queue job runs in turn (a batch is cut into such jobs)."""
     BATCH_COMPLETION_WINDOW: dt.timedelta = Field(default=dt.timedelta(hours=24))
@@ -317,7 +370,15 @@ class Settings(BaseSettings):
             raise ValueError("LGOS_WEBHOOK_SECRET must be 'whsec_' + base64 bytes")
         return value
 
-    @field_validator("MAX_RUNS", "TENANT_MAX_RUNS", mode="before")
+    @field_validator(
+        "MAX_RUNS",
+        "MAX_STREAMS",
+        "TENANT_MAX_RUNS",
+        "TENANT_MAX_BACKGROUND",
+        "TENANT_MAX_BATCHES",
+        "QUEUE_AGING",
+        mode="before",
+    )
     @classmethod
     def _unbounded(cls, value: Any) -> Any:
         """``none`` (or an empty value) lifts a limit."""
@@ -329,6 +390,11 @@ class Settings(BaseSettings):
     def _api_keys(self) -> Settings:
         self.api_keys()  # fail at startup, not later
         return self
+
+    def tenant_class(self, scope: str) -> str:
+        """The metrics' class of ``scope`` (``other`` unless configured)."""
+        own = self.TENANT_LIMITS.get(scope)
+        return own.tenant_class if own is not None and own.tenant_class else "other"
 
     def api_keys(self) -> ApiKeys | None:
         """The parsed API and gateway keys, or ``None`` when neither is set."""

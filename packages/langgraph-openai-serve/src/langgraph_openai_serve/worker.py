@@ -49,12 +49,14 @@ async def run_worker(services: Services) -> None:
         readiness = Readiness(
             lifecycle,
             {"queue": worker.check},
-            stopping_reason="stopping: the worker takes no new job",
+            stopping_reason="stopping",  # it takes no new job
         )
         health = HealthPort(
             operations_app(
                 readiness,
-                MetricsSource(jobs.stats) if settings.METRICS_ENABLED else None,
+                MetricsSource(jobs.stats, settings.tenant_class)
+                if settings.METRICS_ENABLED
+                else None,
             ),
             settings.WORKER_HEALTH_HOST,
             settings.WORKER_HEALTH_PORT,

@@ -56,8 +56,14 @@ async def create(
     input_file_id: str,
     metadata: dict[str, str] | None,
     output_expires_after: dict[str, Any] | None,
+    most_open: int | None = None,
 ) -> dict[str, Any]:
-    """Keep a ``validating`` batch and queue its validation."""
+    """Keep a ``validating`` batch and queue its validation; ``most_open``:
+    the batches ``scope`` may have open, this one included.
+
+    Raises:
+        LimitReached: the scope has ``most_open`` batches open already.
+    """
     if runtime.files is None:
         raise InvalidRequestError(
             "Batches need the Files API: this server has none "
@@ -73,7 +79,10 @@ async def create(
     )
     step = BatchStep("validate", batch["id"])
     await runtime.store.create(
-        scope, batch, lambda transaction: runtime.defer([step], transaction)
+        scope,
+        batch,
+        lambda transaction: runtime.defer([step], scope, transaction),
+        most_open,
     )
     created = await runtime.store.get(batch["id"], scope)
     assert created is not None
@@ -95,7 +104,7 @@ async def cancel(runtime: BatchRuntime, batch_id: str, scope: str) -> dict[str, 
         batch_id,
         _CANCELLABLE,
         {"status": "cancelling", "cancelling_at": int(time.time())},
-        enqueue=lambda transaction: runtime.defer([step], transaction),
+        enqueue=lambda transaction: runtime.defer([step], scope, transaction),
     )
     after = await runtime.store.get(batch_id, scope)
     assert after is not None
@@ -123,7 +132,8 @@ async def _validate(runtime: BatchRuntime, batch_id: str) -> None:
     if stored is None:
         return
     if stored.status == "in_progress" and await runtime.store.claimed(batch_id) == 0:
-        await _claim(runtime, batch_id, runtime.concurrency)  # lost after starting
+        # lost after starting
+        await _claim(runtime, batch_id, stored.scope, runtime.concurrency)
         return
     if stored.status != "validating":
         return
@@ -136,7 +146,7 @@ async def _validate(runtime: BatchRuntime, batch_id: str) -> None:
         return
     await runtime.store.drop_lines(batch_id)  # an earlier attempt's, if any
     found = await read_lines(
-        files.lines(file_id, stored.scope),
+        files.content(file_id, stored.scope),
         endpoint=stored.batch["endpoint"],
         known_model=runtime.known_model,
         keep=lambda lines: runtime.store.add_lines(batch_id, lines),
@@ -159,7 +169,7 @@ async def _validate(runtime: BatchRuntime, batch_id: str) -> None:
         chunks=math.ceil(found.total / runtime.lines_per_job),
     )
     if started:
-        await _claim(runtime, batch_id, runtime.concurrency)
+        await _claim(runtime, batch_id, stored.scope, runtime.concurrency)
     else:  # cancelled or expired meanwhile: finalize settles every line
         await runtime.store.transition(
             batch_id,
@@ -213,10 +223,10 @@ async def _fail(
     )
 
 
-async def _claim(runtime: BatchRuntime, batch_id: str, most: int) -> None:
+async def _claim(runtime: BatchRuntime, batch_id: str, scope: str, most: int) -> None:
     async def enqueue(transaction: Any, numbers: list[int]) -> None:
         steps = [BatchStep("chunk", batch_id, number) for number in numbers]
-        await runtime.defer(steps, transaction)
+        await runtime.defer(steps, scope, transaction)
 
     await runtime.store.claim_chunks(batch_id, most, enqueue)
 
@@ -233,12 +243,15 @@ async def _run_chunk(runtime: BatchRuntime, batch_id: str, chunk: int) -> None:
         if result is None:
             return  # cancelled or expired: finalize settles the rest
         await runtime.store.record(batch_id, result)
-        if number < len(lines) and await runtime.jobs.waiting_above(Priority.BULK):
-            # Offer the slot to the urgent job: the chunk's other lines go
-            # back on the queue behind it (``pending`` skips those recorded).
-            await runtime.defer([BatchStep("chunk", batch_id, chunk)])
+        if number < len(lines) and await runtime.jobs.outranked(
+            Priority.BULK, stored.scope
+        ):
+            # Offer the slot to urgent work or a tenant with less of the
+            # workers: the chunk's other lines go back on the queue behind it
+            # (``pending`` skips those recorded).
+            await runtime.defer([BatchStep("chunk", batch_id, chunk)], stored.scope)
             return
-    await _claim(runtime, batch_id, 1)
+    await _claim(runtime, batch_id, stored.scope, 1)
     await _finish_if_done(runtime, batch_id)
 
 
@@ -308,7 +321,7 @@ async def _still_running(runtime: BatchRuntime, batch_id: str) -> bool:
         return False
     if time.time() < stored.batch["expires_at"]:
         return True
-    await finalize_as(runtime, batch_id, "expired")
+    await finalize_as(runtime, batch_id, stored.scope, "expired")
     return False
 
 
@@ -317,7 +330,7 @@ async def _finish_if_done(runtime: BatchRuntime, batch_id: str) -> None:
     if stored is None or stored.status != "in_progress":
         return
     if stored.completed + stored.failed >= stored.total:
-        await finalize_as(runtime, batch_id, "completed")
+        await finalize_as(runtime, batch_id, stored.scope, "completed")
 
 
 async def give_up(runtime: BatchRuntime, step: BatchStep) -> None:

@@ -17,7 +17,6 @@ is measured only for bodies with more brackets than the limit.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -28,13 +27,11 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
 from langgraph_openai_serve.graph.errors import InvalidRequestError
-from langgraph_openai_serve.json_limits import PARSER_MAX_DEPTH
+from langgraph_openai_serve.json_limits import PARSER_MAX_DEPTH, too_deep
 
 Model = TypeVar("Model", bound=BaseModel)
 
 _RECURSION_LIMIT = "recursion limit exceeded"
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_A_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,21 +74,6 @@ async def _read(request: Request, max_bytes: int) -> bytes:
             raise _too_large(max_bytes)
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def too_deep(raw: bytes, max_depth: int) -> bool:
-    """Whether the JSON text ``raw`` nests arrays and objects deeper than
-    ``max_depth``. Free when it has too few brackets to; otherwise strings are
-    cut out and innermost pairs removed one level per pass, at C speed."""
-    if raw.count(b"[") + raw.count(b"{") <= max_depth:
-        return False
-    brackets = _STRING.sub(b"", raw).translate(None, _NOT_A_BRACKET)
-    brackets = brackets.replace(b"{", b"[").replace(b"}", b"]")
-    for _ in range(max_depth):
-        brackets = brackets.replace(b"[]", b"")
-        if not brackets:
-            return False
-    return b"[" in brackets
 
 
 def _too_deep(max_depth: int) -> InvalidRequestError:

@@ -51,6 +51,8 @@ class ServeState:
     """Server-wide callbacks for one graph run (``server.py`` passes Langfuse's
     when tracing is on; they are built on the first run)."""
     chat_status_as_reasoning: bool = False
+    responses_status_as_reasoning: bool = False
+    """The deployment's choice for Responses statuses (``statuses.py``)."""
     background: BackgroundRuntime | None = None
     """Set when some graph declares ``GraphFeature.BACKGROUND``."""
     responses: ResponseStore | None = None
@@ -84,6 +86,17 @@ class ServeState:
         if internal_scope(request) is not None:
             return None
         return self.gate.admit(scope or await self.scope_for(request))
+
+    def follow(self, request: Request, stream: bool | None = True) -> Admitted | None:
+        """Admit one stream following a background Response (``None`` when
+        the request streams nothing, or is a batch line).
+
+        Raises:
+            LimitReached: the process holds its most such streams.
+        """
+        if not stream or internal_scope(request) is not None:
+            return None
+        return self.gate.follow()
 
     async def scope_for(self, request: Request) -> str:
         """The server-trusted checkpoint scope of ``request``: the one an

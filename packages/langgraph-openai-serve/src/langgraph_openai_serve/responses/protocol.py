@@ -19,7 +19,7 @@ forever). A graph that raises is not retried: its Response fails.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -101,15 +101,21 @@ class ResponseStore(Protocol):
         body_digest: str | None = None,
         enqueue: Enqueue | None = None,
         input_items: list[dict[str, Any]] | None = None,
+        most_unfinished: int | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """Store a queued Response and enqueue its job, both or neither;
         with a known key, return the original. ``input_items``: the items
-        its request carried (for ``input_items`` and ``chain``).
+        its request carried (for ``input_items`` and ``chain``);
+        ``most_unfinished``: the background Responses its scope may have
+        queued or running, this one included (checked atomically with the
+        store, over every process: two submissions at once never both take
+        the last place).
 
         Returns the stored snapshot and whether it was created now.
 
         Raises:
             IdempotencyKeyReusedError: the key was used with another body.
+            LimitReached: the scope has ``most_unfinished`` already.
             RunBusyError: another Response that is not finished drives the
                 same interrupt run (``job.run_id``).
         """
@@ -181,6 +187,14 @@ class ResponseStore(Protocol):
         """The Response and those it continues (``previous_response_id``),
         oldest first; ``None`` when unknown or in another scope. A deleted
         or expired ancestor ends the chain."""
+        ...
+
+    async def output_items(
+        self, item_ids: Sequence[str], scope: str
+    ) -> dict[str, dict[str, Any]]:
+        """The output items with these ids of the Responses kept in
+        ``scope``, by id (what an ``item_reference`` names); ids unknown,
+        deleted or of another scope are absent."""
         ...
 
     async def delete(self, response_id: str, scope: str) -> bool:

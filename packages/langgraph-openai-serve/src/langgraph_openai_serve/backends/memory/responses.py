@@ -11,11 +11,12 @@ import asyncio
 import datetime as dt
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph_openai_serve.graph.errors import RunBusyError
+from langgraph_openai_serve.operations.admission import LimitReached
 from langgraph_openai_serve.responses.errors import IdempotencyKeyReusedError
 from langgraph_openai_serve.responses.protocol import (
     TERMINAL_STATUSES,
@@ -70,6 +71,7 @@ class InMemoryResponseStore:
         body_digest: str | None = None,
         enqueue: Enqueue | None = None,
         input_items: list[dict[str, Any]] | None = None,
+        most_unfinished: int | None = None,
     ) -> tuple[dict[str, Any], bool]:
         now = self._clock()
         if idempotency_key is not None:
@@ -81,6 +83,11 @@ class InMemoryResponseStore:
                 return self._records[response_id].snapshot, False
         if job.run_id is not None and self._drives(job.run_id):
             raise RunBusyError(job.run_id)
+        if (
+            most_unfinished is not None
+            and self._unfinished(job.scope) >= most_unfinished
+        ):
+            raise LimitReached("tenant_background", most_unfinished)
         if enqueue is not None:
             await enqueue(None)  # nothing is stored when it fails
         if idempotency_key is not None:
@@ -93,6 +100,15 @@ class InMemoryResponseStore:
             job.scope, snapshot, job, input_items or [], self._wall_clock()
         )
         return snapshot, True
+
+    def _unfinished(self, scope: str) -> int:
+        return sum(
+            1
+            for record in self._records.values()
+            if record.scope == scope
+            and record.job is not None
+            and record.snapshot.get("status") not in TERMINAL_STATUSES
+        )
 
     def _drives(self, run_id: str) -> bool:
         return any(
@@ -234,6 +250,18 @@ class InMemoryResponseStore:
             return None
         turns.reverse()
         return turns
+
+    async def output_items(
+        self, item_ids: Sequence[str], scope: str
+    ) -> dict[str, dict[str, Any]]:
+        wanted = set(item_ids)
+        found: dict[str, dict[str, Any]] = {}
+        for record in self._records.values():
+            if record.scope == scope:
+                for item in record.snapshot.get("output", ()):
+                    if item.get("id") in wanted:
+                        found[item["id"]] = item
+        return found
 
     async def delete(self, response_id: str, scope: str) -> bool:
         record = self._records.get(response_id)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -41,7 +41,9 @@ from langgraph_openai_serve.backends.postgres.response_rows import (
     original,
 )
 from langgraph_openai_serve.backends.postgres.saves import SaveBatcher
+from langgraph_openai_serve.backends.postgres.schema import UNFINISHED_BACKGROUND
 from langgraph_openai_serve.graph.errors import RunBusyError
+from langgraph_openai_serve.operations.admission import LimitReached
 from langgraph_openai_serve.operations.outages import database_fault
 from langgraph_openai_serve.responses.protocol import (
     TERMINAL_STATUSES,
@@ -102,6 +104,7 @@ class PostgresResponseStore:
         body_digest: str | None = None,
         enqueue: Enqueue | None = None,
         input_items: list[dict[str, Any]] | None = None,
+        most_unfinished: int | None = None,
     ) -> tuple[dict[str, Any], bool]:
         from psycopg.types.json import Jsonb
 
@@ -125,6 +128,8 @@ class PostgresResponseStore:
                 )
                 if await cursor.fetchone() is not None:
                     raise RunBusyError(job.run_id)
+            if most_unfinished is not None:
+                await _within_limit(conn, job.scope, most_unfinished)
             cursor = await conn.execute(
                 "INSERT INTO lgos_background_responses "
                 "(id, scope, job, snapshot, idempotency_key, body_digest, input_items) "
@@ -406,6 +411,28 @@ class PostgresResponseStore:
             return None
         return [StoredTurn(row["snapshot"], row["input_items"]) for row in rows]
 
+    @read_only
+    async def output_items(
+        self, item_ids: Sequence[str], scope: str
+    ) -> dict[str, dict[str, Any]]:
+        if not item_ids:
+            return {}
+        from psycopg.types.json import Jsonb
+
+        # One containment test per id, so each uses the GIN index on the
+        # outputs (migration 3); the items are then picked out of the rows.
+        wanted = list(dict.fromkeys(item_ids))
+        tests = " OR ".join(["snapshot->'output' @> %s"] * len(wanted))
+        async with await self._connection() as conn:
+            cursor = await conn.execute(
+                "SELECT item FROM lgos_background_responses, "
+                "jsonb_array_elements(snapshot->'output') AS item "
+                f"WHERE scope = %s AND ({tests}) AND item->>'id' = ANY(%s)",
+                (scope, *(Jsonb([{"id": i}]) for i in wanted), wanted),
+            )
+            rows = await cursor.fetchall()
+        return {row["item"]["id"]: row["item"] for row in rows}
+
     async def delete(self, response_id: str, scope: str) -> bool:
         row = await self._one(
             "DELETE FROM lgos_background_responses "
@@ -434,3 +461,24 @@ class PostgresResponseStore:
         async with await self._connection() as conn:
             cursor = await conn.execute(query, params)
             return await cursor.fetchone()
+
+
+_UNFINISHED = f"""
+SELECT count(*) AS unfinished FROM lgos_background_responses
+ WHERE scope = %s AND job IS NOT NULL AND {UNFINISHED_BACKGROUND}
+"""
+
+
+async def _within_limit(conn: Any, scope: str, most: int) -> None:
+    """Raise ``LimitReached`` when ``scope`` has ``most`` background
+    Responses queued or running; the scope's submissions wait for each other
+    from here to their commit (a lock of the transaction), so the count
+    stays true until this one is stored."""
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+        (f"lgos-background:{scope}",),
+    )
+    cursor = await conn.execute(_UNFINISHED, (scope,))
+    row = await cursor.fetchone()
+    if row["unfinished"] >= most:
+        raise LimitReached("tenant_background", most)

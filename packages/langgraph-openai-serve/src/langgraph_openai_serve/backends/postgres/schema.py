@@ -22,6 +22,13 @@ from __future__ import annotations
 
 from typing import Any
 
+UNFINISHED_BACKGROUND = "snapshot->>'status' IN ('queued', 'in_progress')"
+"""A background Response not yet ended (the predicate of its index)."""
+OPEN_BATCH = (
+    "batch->>'status' IN ('validating', 'in_progress', 'finalizing', 'cancelling')"
+)
+"""A batch not yet ended (the predicate of its index)."""
+
 MIGRATIONS: tuple[str, ...] = (
     # 0: kept and background Responses, with their events.
     """
@@ -112,6 +119,20 @@ CREATE TABLE IF NOT EXISTS lgos_batch_lines (
     failed boolean NOT NULL DEFAULT false,
     PRIMARY KEY (batch_id, seq)
 );
+""",
+    # 3: a tenant's unfinished background Responses and open batches, counted
+    # against its limits at each submission.
+    f"""
+CREATE INDEX IF NOT EXISTS lgos_responses_unfinished
+    ON lgos_background_responses (scope)
+    WHERE job IS NOT NULL AND {UNFINISHED_BACKGROUND};
+CREATE INDEX IF NOT EXISTS lgos_batches_open_by_scope
+    ON lgos_batches (scope) WHERE {OPEN_BATCH};
+""",
+    # 4: kept Responses found by the id of an output item (item_reference).
+    """
+CREATE INDEX IF NOT EXISTS lgos_responses_output_items
+    ON lgos_background_responses USING gin ((snapshot->'output') jsonb_path_ops);
 """,
 )
 

@@ -25,6 +25,7 @@ from langgraph_openai_serve.openai.responses.background.respond import (
 from langgraph_openai_serve.openai.responses.continuation import Continued, continued
 from langgraph_openai_serve.openai.responses.foreground import respond_in_foreground
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
+from langgraph_openai_serve.openai.responses.statuses import chosen
 from langgraph_openai_serve.openai.state import serve_state
 
 router = APIRouter()
@@ -43,21 +44,27 @@ async def create_response(request: Request) -> Response:
     """
     state = serve_state(request)
     body = await parse_body(request, ResponseCreateRequest, state.body_limits)
+    body = chosen(body, state.responses_status_as_reasoning)
     config = admit(state, body)
     log = request_log(request)
     if log is not None:
         log.model = body.model
     scope = await state.scope_for(request)
-    # Refused before anything is claimed or read: a foreground run past a
-    # limit costs the server nothing.
-    admitted = None if body.background else await state.admit(request, scope)
+    # Refused before anything is claimed or read: a foreground run (or a
+    # background one's stream) past a limit costs the server nothing.
+    admitted = (
+        state.follow(request, body.stream)
+        if body.background
+        else await state.admit(request, scope)
+    )
     going_on: Continued | None = None
     try:
         going_on = await continued(state, config, body, scope)
         if going_on.reservation is not None:
             key = request.headers.get("idempotency-key")
-            return await respond_in_background(state, going_on, key)
-        answer = await respond_in_foreground(state, config, going_on, log)
+            answer = await respond_in_background(state, going_on, key)
+        else:
+            answer = await respond_in_foreground(state, config, going_on, log)
     except BaseException:
         if going_on is not None and going_on.turn is not None:
             await going_on.turn.end()  # nothing happened (a turn added ends itself)
