@@ -152,7 +152,8 @@ _compose_env example="compose/.env.example" target="compose/.env":
             name="${BASH_REMATCH[1]}"
             # Letters and digits only: some secrets end up inside URLs.
             value="$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-            [[ $name == LITELLM_MASTER_KEY ]] && value="sk-$value"
+            # LiteLLM's keys start with sk- (it takes other keys for hashes).
+            [[ $name == LITELLM_MASTER_KEY || $name == LITELLM_UI_KEY ]] && value="sk-$value"
             echo "$name=$value"
         else
             echo "$line"

@@ -79,8 +79,11 @@ def test_the_secrets_are_the_expected_ones() -> None:
     assert secret_names() == [
         "FILES_API_KEY",
         "FILES_SERVICE_KEY",
+        "FILES_UI_KEY",
         "GRAFANA_ADMIN_PASSWORD",
+        "LGOS_GATEWAY_KEY",
         "LITELLM_MASTER_KEY",
+        "LITELLM_UI_KEY",
         "MINIO_ROOT_PASSWORD",
         "POSTGRES_PASSWORD",
         "WEBUI_SECRET_KEY",

@@ -134,7 +134,7 @@ def api(
         tmp_path,
         LGOS_DATABASE_URL=set_up_database,
         LGOS_API_KEYS=keys["api.env"]["api-keys"],
-        DEMO_FILES_API_KEY=keys["files.env"]["client-key"],
+        DEMO_FILES_API_KEY=keys["files.env"]["service-key"],
         LGOS_BATCH_FILES_API_KEY=keys["files.env"]["service-key"],
         LGOS_HOST="127.0.0.1",
         LGOS_PORT=str(port),

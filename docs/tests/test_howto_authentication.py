@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import gateway_users_client
 import httpx
 import pytest
 import tenants_client
 from conftest import expected_output
 
 KEYS = '{"sk-alice-1": "alice", "sk-bob-1": "bob"}'
+GATEWAY_KEYS = '{"sk-gateway": "webui"}'
 
 
 @pytest.fixture
@@ -37,3 +39,13 @@ def test_health_stays_open_and_every_answer_has_a_request_id(tenants_server):
     assert refused.status_code == 401
     assert refused.headers["www-authenticate"] == "Bearer"
     assert refused.headers["x-request-id"] == "trace-42"
+
+
+def test_a_gateway_key_makes_each_end_user_a_tenant(serve, monkeypatch, capsys):
+    monkeypatch.setenv("LGOS_API_KEYS", KEYS)
+    monkeypatch.setenv("LGOS_GATEWAY_KEYS", GATEWAY_KEYS)
+    server = serve("tenants_app")
+
+    gateway_users_client.main(server.base_url)
+
+    assert capsys.readouterr().out == expected_output("gateway_users_client.out")

@@ -45,7 +45,7 @@ def test_every_flag_and_variable_on_the_page_is_one_the_sync_reads():
     variables = set(re.findall(r"LGOS_OPEN_WEBUI_[A-Z_]+", PAGE))
 
     assert len(flags) >= 10
-    assert len(variables) == 10
+    assert len(variables) == 11
     assert [name for name in sorted(flags | variables) if name not in usage] == []
 
 
@@ -93,7 +93,7 @@ def test_the_quoted_open_webui_settings_are_the_demo_stacks(tmp_path):
         host="127.0.0.1",
         port=8080,
         gateway_url="http://127.0.0.1:4000/v1",
-        gateway_key="<LiteLLM key>",
+        gateway_key="<LiteLLM UI key>",
         files_url=None,
         files_key=None,
         after=(),

@@ -1,11 +1,26 @@
-"""The graphs' Files API client: OpenAI's ``/v1/files`` over plain HTTP."""
+"""The graphs' Files API client: OpenAI's ``/v1/files`` over plain HTTP, for
+the caller.
+
+A graph reads and writes files for the tenant its request runs for
+(``GraphRequest.scope``), never for one owner every tenant shares: the key is
+a service key of LGOS's Files API, and every call names the owner it acts for
+in ``X-Lgos-Owner``, as LGOS's Batch API does. A ``file_id`` comes from the
+client, so it is checked against the id format before it goes into a URL: a
+path like ``../../health`` never reaches the Files API's other routes.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
+
+OWNER_HEADER = "X-Lgos-Owner"
+# OpenAI's ids and LGOS's Files API's alike: ``file-`` and a token of letters,
+# digits, ``_`` or ``-``; nothing a URL path would read as a separator.
+_FILE_ID = re.compile(r"file-[A-Za-z0-9_-]{1,128}")
 
 
 class FilesError(Exception):
@@ -19,25 +34,41 @@ class StoredFile:
     bytes: int
 
 
+def checked_file_id(file_id: str) -> str:
+    """``file_id`` when it has the form of a file id, else ``FilesError``."""
+    if not _FILE_ID.fullmatch(file_id):
+        shown = file_id if len(file_id) <= 40 else file_id[:40] + "..."
+        raise FilesError(f"{shown!r} is not a file id")
+    return file_id
+
+
 class FilesClient:
-    """Read and write files in an OpenAI-compatible Files API."""
+    """Read and write an owner's files in LGOS's Files API with a service key."""
 
     def __init__(self, base_url: str, api_key: str, *, timeout: float = 60) -> None:
         self.base_url = base_url.rstrip("/")
-        self._headers = {"Authorization": f"Bearer {api_key}"}
+        self._key = api_key
         self.timeout = timeout
 
-    async def retrieve(self, file_id: str) -> StoredFile:
-        body = await self._json("GET", f"/files/{file_id}")
-        return _stored(body)
+    def _headers(self, owner: str | None) -> dict[str, str]:
+        if not owner:
+            raise FilesError("this run has no tenant to act for")
+        return {"Authorization": f"Bearer {self._key}", OWNER_HEADER: owner}
 
-    async def content(self, file_id: str, *, max_bytes: int) -> bytes:
+    async def retrieve(self, file_id: str, *, owner: str | None) -> StoredFile:
+        path = f"/files/{checked_file_id(file_id)}"
+        return _stored(await self._json("GET", path, owner))
+
+    async def content(
+        self, file_id: str, *, owner: str | None, max_bytes: int
+    ) -> bytes:
         """The file's bytes; ``FilesError`` when it is larger than ``max_bytes``."""
-        url = f"{self.base_url}/files/{file_id}/content"
+        url = f"{self.base_url}/files/{checked_file_id(file_id)}/content"
+        headers = self._headers(owner)
         data = bytearray()
         try:
             async with (
-                httpx.AsyncClient(timeout=self.timeout, headers=self._headers) as http,
+                httpx.AsyncClient(timeout=self.timeout, headers=headers) as http,
                 http.stream("GET", url) as response,
             ):
                 if response.status_code != 200:
@@ -64,21 +95,24 @@ class FilesClient:
         data: bytes,
         content_type: str,
         *,
+        owner: str | None,
         purpose: str = "user_data",
     ) -> StoredFile:
         body = await self._json(
             "POST",
             "/files",
+            owner,
             files={"file": (filename, data, content_type)},
             data={"purpose": purpose},
         )
         return _stored(body)
 
-    async def _json(self, method: str, path: str, **kwargs: Any) -> Any:
+    async def _json(
+        self, method: str, path: str, owner: str | None, **kwargs: Any
+    ) -> Any:
+        headers = self._headers(owner)
         try:
-            async with httpx.AsyncClient(
-                timeout=self.timeout, headers=self._headers
-            ) as http:
+            async with httpx.AsyncClient(timeout=self.timeout, headers=headers) as http:
                 response = await http.request(
                     method, f"{self.base_url}{path}", **kwargs
                 )

@@ -93,7 +93,11 @@ def build_demo_registry(settings: DemoSettings | None = None) -> DemoRegistry:
     config = settings if settings is not None else DemoSettings()
     model = demo_chat_model(config)
     search = SearchClient(config.SEARCH_URL)
-    files = FilesClient(config.FILES_URL, config.FILES_API_KEY.get_secret_value())
+    files = (
+        FilesClient(config.FILES_URL, config.FILES_API_KEY.get_secret_value())
+        if config.FILES_API_KEY is not None
+        else None
+    )
     interrupts, close_interrupts = _interrupts(model, config)
     registry = GraphRegistry(
         registry={

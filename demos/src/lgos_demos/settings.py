@@ -16,6 +16,8 @@ DEFAULT_SEARCH_PORT = 8002
 DEFAULT_FILES_PORT = 8100
 DEFAULT_POSTGRES_PORT = 8432
 DEFAULT_FILES_API_KEY = "sk-lgos-demo-files"
+"""The stack's Files API key of the owner ``default`` (the demo API's tenant
+without API keys): what clients upload with. The graphs use a service key."""
 
 
 class DemoSettings(BaseSettings):
@@ -35,8 +37,12 @@ class DemoSettings(BaseSettings):
     SEARCH_URL: str = f"http://127.0.0.1:{DEFAULT_SEARCH_PORT}"
     """A SearXNG instance (JSON format enabled) or the offline demo search."""
     FILES_URL: str = f"http://127.0.0.1:{DEFAULT_FILES_PORT}/v1"
-    """An OpenAI-compatible Files API base URL (``.../v1``)."""
-    FILES_API_KEY: SecretStr = SecretStr(DEFAULT_FILES_API_KEY)
+    """LGOS's Files API base URL (``.../v1``)."""
+    FILES_API_KEY: SecretStr | None = None
+    """A service key of that Files API (``LGOS_FILES_SERVICE_KEYS``): the
+    graphs read and write files with it for each caller's tenant (its scope
+    names the owner), never for one owner all tenants share. Unset:
+    ``file-display`` says it cannot read files."""
     DATABASE_URL: SecretStr | None = Field(
         default=None,
         validation_alias=AliasChoices("DEMO_DATABASE_URL", "LGOS_DATABASE_URL"),

@@ -1,26 +1,51 @@
 """Graphs ``lgos serve`` loads (``tenancy_app:registry``) for the tenancy
 tests: a background run that waits until cancelled, a quick background note,
-and a refund approval that pauses (also in the background)."""
+a refund approval that pauses (also in the background), and ``whoami``,
+which answers with the tenant its request runs for (``GraphRequest.scope``)."""
 
 from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from interrupt_graphs import refund_graph
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import MessagesState
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.runtime import Runtime
 from langgraph_openai_serve import (
+    ClientSettings,
     GraphConfig,
     GraphFeature,
     GraphRegistry,
+    GraphRequest,
     InMemoryRunCoordinator,
 )
 from langgraph_openai_serve.testing import ScriptedChatModel
 from starlette.requests import Request
 from support import one_node_graph, single_model_graph
+
+
+@dataclass(frozen=True)
+class Caller:
+    scope: str | None
+
+
+def caller_context(request: GraphRequest, _settings: ClientSettings | None) -> Caller:
+    return Caller(scope=request.scope)
+
+
+def whoami_graph() -> Any:
+    async def answer(state: MessagesState, runtime: Runtime[Caller]) -> dict[str, Any]:
+        return {"messages": [AIMessage(content=f"scope={runtime.context.scope}")]}
+
+    builder = StateGraph(MessagesState, context_schema=Caller)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "answer")
+    builder.add_edge("answer", END)
+    return builder.compile()
 
 
 def registry() -> GraphRegistry:
@@ -42,6 +67,12 @@ def registry() -> GraphRegistry:
                 graph=one_node_graph(wait_for_cancel),
                 description="runs until cancelled",
                 features=background,
+            ),
+            "whoami": GraphConfig(
+                graph=whoami_graph(),
+                description="answers with the request's scope",
+                features=background,
+                context_factory=caller_context,
             ),
             "refund": GraphConfig(
                 graph=refund_graph(InMemorySaver(), Counter()),

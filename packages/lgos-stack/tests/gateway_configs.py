@@ -44,7 +44,6 @@ def native_config(
         host="127.0.0.1",
         port=1,
         key=MASTER_KEY,
-        api_key_env=None,
         after=(),
     )
     config = litellm_config(folder)

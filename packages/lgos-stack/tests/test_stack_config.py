@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from langgraph_openai_serve import ApiKeys
+from lgos_demos.settings import DEFAULT_FILES_API_KEY
 from lgos_stack.gateway import ConfigError, master_key
 from lgos_stack.net import free_ports
 from lgos_stack.preflight import configuration_problems
@@ -119,32 +120,32 @@ def test_a_files_api_that_wants_a_key_asks_for_demo_files_api_key(
 
     assert problems == [
         f"DEMO_FILES_URL={refusing_provider} wants an API key (401): "
-        "set DEMO_FILES_API_KEY to a key it accepts"
+        "set DEMO_FILES_API_KEY to a service key it accepts "
+        "(LGOS_FILES_SERVICE_KEYS)"
     ]
 
 
-def test_a_demo_api_behind_keys_needs_the_key_litellm_sends(tmp_path):
+def test_litellm_reaches_the_demo_api_with_its_own_gateway_key(tmp_path):
     options = StackOptions(state_dir=tmp_path)
     protected = {"LGOS_API_KEYS": "sk-alpha,sk-beta"}
 
-    def problems(environ: dict[str, str]) -> list[str]:
-        services = plan_stack(options, environ).services
-        return [
-            p
-            for p in configuration_problems(options, services, environ)
-            if "LGOS_API_KEY" in p
-        ]
-
     services = {s.name: s for s in plan_stack(options, protected).services}
-    assert problems(protected) == [
-        "LGOS_API_KEYS protects the demo API: set LGOS_API_KEY to one of its "
-        "keys (the model sync and LiteLLM send it), or unset LGOS_API_KEYS"
-    ]
-    assert problems(protected | {"LGOS_API_KEY": "sk-gamma"}) == [
-        "LGOS_API_KEY is not one of LGOS_API_KEYS: set it to a key the demo API accepts"
-    ]
-    assert problems(protected | {"LGOS_API_KEY": "sk-beta"}) == []
+    again = {s.name: s for s in plan_stack(options, {}).services}
+
+    gateway_key = services["LiteLLM"].env["LGOS_API_KEY"]
+    keys = ApiKeys.parse(
+        protected["LGOS_API_KEYS"],
+        gateways=services["demo API"].env["LGOS_GATEWAY_KEYS"],
+    )
+    holder = keys.holder_for(gateway_key)
+    assert holder is not None
+    assert (holder.principal, holder.gateway) == ("gateway", True)
+    assert services["model sync"].env["LGOS_API_KEY"] == gateway_key
     assert services["model sync"].argv[-1].endswith("/v1,LGOS_API_KEY")
+    assert again["LiteLLM"].env["LGOS_API_KEY"] == gateway_key  # made once
+    assert (tmp_path / "litellm" / "lgos-key").stat().st_mode & 0o077 == 0
+    with pytest.raises(ConfigError, match="looks like an end user"):
+        plan_stack(options, {"LGOS_API_KEYS": '{"sk-x": "gateway.bob"}'})
 
 
 def test_a_malformed_demo_setting_is_named(tmp_path):
@@ -213,17 +214,21 @@ def test_both_uis_are_routed_through_litellm_after_the_model_sync(tmp_path):
     chainlit, webui = services["Chainlit"], services["Open WebUI"]
     assert sync.oneshot
     assert sync.after == ("demo API",)
-    assert "--deployment=main=lgos,http://127.0.0.1:1/v1" in sync.argv
+    assert "--deployment=main=lgos,http://127.0.0.1:1/v1,LGOS_API_KEY" in sync.argv
     assert f"--config={tmp_path / 'litellm' / 'config.yaml'}" in sync.argv
     assert litellm.after == ("model sync",)
     assert litellm.env["LITELLM_MASTER_KEY"] == key
     assert litellm.env["LITELLM_LOCAL_MODEL_COST_MAP"] == "True"
     assert chainlit.after == webui.after == ("LiteLLM",)
     assert chainlit.env["LGOS_CHAINLIT_GATEWAY_URL"] == "http://127.0.0.1:2/v1"
-    assert chainlit.env["LGOS_CHAINLIT_GATEWAY_KEY"] == key
+    # The UIs hold the UI key, which runs graphs and administers nothing.
+    ui = litellm.env["LGOS_GATEWAY_UI_KEYS"]
+    assert ui != key
+    assert chainlit.env["LGOS_CHAINLIT_GATEWAY_KEY"] == ui
     assert chainlit.env["LGOS_CHAINLIT_FILES_URL"] == "http://127.0.0.1:4/v1"
     assert webui.env["OPENAI_API_BASE_URL"] == "http://127.0.0.1:2/v1"
-    assert webui.env["OPENAI_API_KEY"] == key
+    assert webui.env["OPENAI_API_KEY"] == ui
+    assert webui.env["FORWARD_USER_INFO_HEADER_USER_ID"] == "X-Lgos-End-User"
     assert webui.env["RAG_EMBEDDING_ENGINE"] == "openai"
     assert webui.env["ENABLE_PERSISTENT_CONFIG"] == "False"
     assert webui.env["WEBUI_AUTH"] == "False"
@@ -233,6 +238,11 @@ def test_both_uis_are_routed_through_litellm_after_the_model_sync(tmp_path):
     assert functions.after == ("Open WebUI",)
     assert functions.env["LGOS_OPEN_WEBUI_GATEWAY_URL"] == "http://127.0.0.1:2/v1"
     assert functions.env["LGOS_OPEN_WEBUI_FILES_URL"] == "http://127.0.0.1:4/v1"
+    assert functions.env["LGOS_OPEN_WEBUI_GATEWAY_KEY"] == ui
+    # Both UIs upload as their user with the Files API's gateway key.
+    files_gateways = json.loads(services["Files API"].env["LGOS_FILES_GATEWAY_KEYS"])
+    assert files_gateways == {chainlit.env["LGOS_CHAINLIT_FILES_KEY"]: "gateway"}
+    assert functions.env["LGOS_OPEN_WEBUI_FILES_KEY"] in files_gateways
 
 
 def test_open_webui_lists_each_graph_once_through_the_operators_choice(tmp_path):
@@ -304,9 +314,11 @@ def test_batches_use_the_stack_s_files_api_as_the_demo_api_s_tenant(tmp_path):
         env = services[name].env
         assert env["LGOS_BATCH_FILES_URL"] == services["Files API"].url, name
         assert service_keys == [env["LGOS_BATCH_FILES_API_KEY"]], name
-    # The demo's files key is the tenant of a demo API without API keys.
+    # The graphs act for each request's tenant with the service key too;
+    # the demo's files key is the tenant of a demo API without API keys.
+    assert service_keys == [services["demo API"].env["DEMO_FILES_API_KEY"]]
     assert json.loads(files["LGOS_FILES_API_KEYS"]) == {
-        services["demo API"].env["DEMO_FILES_API_KEY"]: "default"
+        DEFAULT_FILES_API_KEY: "default"
     }
     # Generated once for the state folder, owner-only.
     assert (

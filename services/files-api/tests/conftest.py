@@ -58,6 +58,10 @@ class Tenant:
 TENANTS = tuple(Tenant(f"sk-test-{i:03d}", f"owner-{i:03d}") for i in range(60))
 SERVICE_KEY = "sk-test-service"
 """The session server's service key: it acts for the owner it names."""
+GATEWAY_KEY = "sk-test-gateway"
+GATEWAY = "webui"
+"""The session server's gateway key and its gateway: it acts for the end
+users it names, as owners ``webui.<end user>``."""
 
 
 @dataclass
@@ -140,6 +144,7 @@ def server_env(endpoint: S3Endpoint, bucket: str, **overrides: str) -> dict[str,
         "MAX_UPLOAD_BYTES": str(MAX_UPLOAD),
         "SWEEP_INTERVAL_SECONDS": str(SWEEP_INTERVAL),
         "SERVICE_KEYS": json.dumps([SERVICE_KEY]),
+        "GATEWAY_KEYS": json.dumps({GATEWAY_KEY: GATEWAY}),
     }
     keys = {t.key: t.owner for t in TENANTS}
     return files_api_env(endpoint, bucket, keys, settings | overrides)

@@ -7,8 +7,13 @@ on SeaweedFS, a real Open WebUI, and the Function loaded as Open WebUI loads it.
   Responses streams and the plain Chat Completions connection.
 * One graph is added to it: ``approvals`` presents its pause as an MCP
   approval request (``interrupt_protocol="mcp_approval"``).
-* LiteLLM routes ``lgos/<graph>`` to it, with ``model_info.lgos`` copied from
+* LiteLLM runs on the stack's own configuration (``gateway_config``) and
+  routes ``lgos/<graph>`` to it, with ``model_info.lgos`` copied from
   ``GET /v1/models/{graph}`` as the model-sync job writes it.
+* Keys as in the stack: the Function and Open WebUI's connection hold
+  LiteLLM's UI key and the Files API's gateway key and name their user in
+  ``x-lgos-end-user``; LiteLLM holds LGOS's gateway key, the graphs the Files
+  API's service key, so each user is a tenant (``gateway.<user>``) in both.
 * Open WebUI runs with LiteLLM as its OpenAI connection (one per session,
   ~30-60 s to start); the sync tests install the Function into it.
 """
@@ -16,6 +21,7 @@ on SeaweedFS, a real Open WebUI, and the Function loaded as Open WebUI loads it.
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
@@ -40,20 +46,18 @@ from lgos_demos.registry import build_demo_registry
 from lgos_demos.search.app import create_app as create_search
 from lgos_demos.settings import DemoSettings
 from lgos_open_webui.cli import run
-from lgos_testkit import (
-    ThreadServer,
-    files_api_on_seaweedfs,
-    lgos_routes,
-    litellm,
-    litellm_config,
-)
+from lgos_testkit import ThreadServer, files_api_on_seaweedfs, litellm
 from owui_support import (
     FILES_BUCKET,
+    GATEWAY,
     GRAPH_FILES_KEY,
+    LGOS_GATEWAY_KEY,
     LITELLM_MASTER_KEY,
+    LITELLM_UI_KEY,
     UI_FILES_KEY,
     OpenWebUIServer,
     Recorder,
+    gateway_config,
     load_function,
     open_webui,
 )
@@ -65,6 +69,7 @@ GRAPHS = (
     "file-display",
     "server-tools",
     "approvals",
+    "background",
 )
 APPROVAL = {"question": "Refund order 42 (19.90 EUR)?", "amount": "19.90 EUR"}
 
@@ -94,9 +99,15 @@ class Stack:
 
 @pytest.fixture(scope="session")
 def files_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    keys = {UI_FILES_KEY: "chat", GRAPH_FILES_KEY: "chat"}
+    settings = {
+        "SERVICE_KEYS": json.dumps([GRAPH_FILES_KEY]),
+        "GATEWAY_KEYS": json.dumps({UI_FILES_KEY: GATEWAY}),
+    }
     with files_api_on_seaweedfs(
-        tmp_path_factory.mktemp("seaweed"), bucket=FILES_BUCKET, keys=keys
+        tmp_path_factory.mktemp("seaweed"),
+        bucket=FILES_BUCKET,
+        keys={"sk-owui-test-nobody": "nobody"},
+        settings=settings,
     ) as api:
         yield api.openai_url
 
@@ -120,7 +131,10 @@ def _demo_api(settings: DemoSettings, seen: list[tuple[str, str]]) -> FastAPI:
         seen.append((request.method, request.url.path))
         return await call_next(request)
 
-    serve = Settings(CHAT_STATUS_AS_REASONING=True)
+    serve = Settings(
+        CHAT_STATUS_AS_REASONING=True,
+        GATEWAY_KEYS=json.dumps({LGOS_GATEWAY_KEY: GATEWAY}),
+    )
     LanggraphOpenaiServe(
         graphs=demo.registry, app=app, settings=serve
     ).bind_openai_api()
@@ -141,9 +155,10 @@ def stack(files_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         seen: list[tuple[str, str]] = []
         with ThreadServer(_demo_api(settings, seen)) as api:
             lgos_url = f"{api.url}/v1"
-            config = tmp_path_factory.mktemp("litellm") / "litellm.yaml"
-            config.write_text(litellm_config(lgos_routes(lgos_url, GRAPHS)))
-            with litellm(config, LITELLM_MASTER_KEY) as gateway:
+            config, env = gateway_config(
+                tmp_path_factory.mktemp("litellm"), lgos_url, list(GRAPHS)
+            )
+            with litellm(config, LITELLM_MASTER_KEY, extra_env=env) as gateway:
                 yield Stack(lgos_url, gateway.openai_url, files_url, seen)
 
 
@@ -158,7 +173,7 @@ def pipe(function_module: ModuleType, stack: Stack) -> Any:
     instance = function_module.Pipe()
     instance.valves = function_module.Pipe.Valves(
         gateway_url=stack.gateway_url,
-        gateway_key=LITELLM_MASTER_KEY,
+        gateway_key=LITELLM_UI_KEY,
         files_url=stack.files_url,
         files_key=UI_FILES_KEY,
     )
@@ -175,7 +190,7 @@ def owui(
     stack: Stack, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[OpenWebUIServer]:
     with open_webui(
-        tmp_path_factory.mktemp("open-webui"), stack.gateway_url, LITELLM_MASTER_KEY
+        tmp_path_factory.mktemp("open-webui"), stack.gateway_url, LITELLM_UI_KEY
     ) as server:
         yield server
 

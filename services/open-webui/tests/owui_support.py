@@ -24,8 +24,16 @@ from typing import Any
 # The stack's offline settings (ARCHITECTURE.md / RECIPES.md): offline, no
 # persistent config, no background title/tag/follow-up calls.
 import httpx
-from lgos_stack.webuis import OPEN_WEBUI_OFFLINE_ENV
-from lgos_testkit import free_port, running, wait_until
+import yaml
+from lgos_stack.gateway import (
+    FOLLOW_TARGET_ENV,
+    LGOS_KEY_ENV,
+    UI_KEYS_ENV,
+    install_gateway_modules,
+    seed_config,
+)
+from lgos_stack.webuis import END_USER_ENV, OPEN_WEBUI_OFFLINE_ENV
+from lgos_testkit import free_port, lgos_routes, running, wait_until
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 OPEN_WEBUI_BIN = REPO_ROOT / ".tools" / "open-webui" / "bin" / "open-webui"
@@ -34,8 +42,17 @@ FUNCTION_FILE = (
 )
 FILES_BUCKET = "lgos-open-webui-test"
 UI_FILES_KEY = "sk-owui-test-files"
+"""The Files API's gateway key the Function holds: it acts for each user."""
 GRAPH_FILES_KEY = "sk-owui-graph-files"
+"""The Files API's service key the graphs hold: it acts for each tenant."""
 LITELLM_MASTER_KEY = "sk-owui-test-master"
+LITELLM_UI_KEY = "sk-owui-test-ui"
+"""LiteLLM's UI key (models and runs only), what the Function and Open
+WebUI's connection hold, as in the stack."""
+LGOS_GATEWAY_KEY = "sk-owui-test-lgos-gateway"
+"""LiteLLM's key to LGOS: a gateway key acting for the users the UIs name."""
+GATEWAY = "gateway"
+"""Its principal in LGOS and the Files API: user ``u`` is ``gateway.u``."""
 
 
 @dataclass(frozen=True)
@@ -59,7 +76,7 @@ def open_webui(
     data = workdir / "data"
     data.mkdir()
     port = free_port()
-    env = {**os.environ, **OPEN_WEBUI_OFFLINE_ENV}
+    env = {**os.environ, **OPEN_WEBUI_OFFLINE_ENV, **END_USER_ENV}
     env |= {
         "DATA_DIR": str(data),
         "WEBUI_SECRET_KEY": "owui-test-" + uuid.uuid4().hex,
@@ -83,6 +100,27 @@ def open_webui(
         stop_timeout=30,
     ):
         yield OpenWebUIServer(url=url, data_dir=data, log=log)
+
+
+def gateway_config(
+    folder: Path, lgos_url: str, graphs: list[str]
+) -> tuple[Path, dict[str, str]]:
+    """LiteLLM on the stack's own seed configuration (its key check, end-user
+    forwarding and follow route) with routes to ``graphs`` of the LGOS
+    server at ``lgos_url``: the file and LiteLLM's environment."""
+    config = folder / "config.yaml"
+    seed_config(config)
+    install_gateway_modules(config.parent)
+    routes = lgos_routes(lgos_url, graphs)
+    for route in routes:
+        route["litellm_params"]["api_key"] = f"os.environ/{LGOS_KEY_ENV}"
+    document = yaml.safe_load(config.read_text())
+    config.write_text(yaml.safe_dump(document | {"model_list": routes}))
+    return config, {
+        FOLLOW_TARGET_ENV: f"{lgos_url}/responses",
+        LGOS_KEY_ENV: LGOS_GATEWAY_KEY,
+        UI_KEYS_ENV: LITELLM_UI_KEY,
+    }
 
 
 def load_function(path: Path = FUNCTION_FILE) -> types.ModuleType:

@@ -14,15 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
-import yaml
-from lgos_stack.gateway import FOLLOW_TARGET_ENV, install_gateway_modules, seed_config
-from lgos_testkit import async_wait_until, lgos_routes, litellm
-from owui_support import LITELLM_MASTER_KEY, Recorder, chat, user
+from lgos_testkit import async_wait_until
+from owui_support import LITELLM_UI_KEY, Recorder, chat, user
 
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(600)]
 
@@ -35,23 +33,15 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture(scope="module")
-def stack_gateway(stack, tmp_path_factory) -> Iterator[str]:
+def stack_gateway(stack) -> str:
     """LiteLLM on the stack's seed configuration: its root URL."""
-    config = tmp_path_factory.mktemp("stack-litellm") / "config.yaml"
-    seed_config(config)
-    install_gateway_modules(config.parent)
-    document = yaml.safe_load(config.read_text())
-    routes = lgos_routes(stack.lgos_url, ["background"])
-    config.write_text(yaml.safe_dump(document | {"model_list": routes}))
-    target = {FOLLOW_TARGET_ENV: f"{stack.lgos_url}/responses"}
-    with litellm(config, LITELLM_MASTER_KEY, extra_env=target) as proxy:
-        yield proxy.url
+    return stack.gateway_url.removesuffix("/v1")
 
 
 def background_pipe(function_module, stack_gateway, *, steps: int, seconds: float):
     pipe = function_module.Pipe()
     pipe.valves = function_module.Pipe.Valves(
-        gateway_url=f"{stack_gateway}/v1", gateway_key=LITELLM_MASTER_KEY
+        gateway_url=f"{stack_gateway}/v1", gateway_key=LITELLM_UI_KEY
     )
     settings = {MODEL: {"steps": steps, "step_seconds": seconds}}
     valves = function_module.Pipe.UserValves(
@@ -211,7 +201,7 @@ async def test_stopping_the_chat_cancels_its_background_run(
     async with httpx.AsyncClient(timeout=30) as http:
         answer = await http.get(
             f"{stack_gateway}/lgos/v1/responses/{run_id}",
-            headers={"Authorization": f"Bearer {LITELLM_MASTER_KEY}"},
+            headers={"Authorization": f"Bearer {LITELLM_UI_KEY}"},
         )
     assert answer.json()["status"] == "cancelled"
 

@@ -24,9 +24,11 @@ def anyio_backend() -> str:
 
 
 @pytest.fixture
-def attachment(owui, admin_token):
+def attachment(owui, admin_token, pipe):
     """``sales.csv`` uploaded to Open WebUI the way its message box does, and
-    the chat request a pipe then sees (it carries the user's token)."""
+    the chat request a pipe then sees (it carries the user's token); the
+    Function reads it back from Open WebUI's configured address."""
+    pipe.valves.open_webui_url = owui.url
     response = httpx.post(
         f"{owui.url}/api/v1/files/",
         params={"process": "false"},

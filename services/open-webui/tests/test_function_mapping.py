@@ -148,3 +148,23 @@ def test_litellm_wrapped_errors_keep_the_lgos_code(fn):
         "interrupt_state_conflict",
         "gone",
     )
+
+
+def test_errors_through_the_stacks_gateway_keep_the_lgos_code(fn):
+    # What lgos_gateway_errors.py makes LiteLLM answer: LGOS's message, the
+    # status as the code, LGOS's envelope in provider_specific_fields.
+    lgos = {"message": "gone", "type": "invalid_request_error", "param": None}
+    body = {
+        "error": {
+            **lgos,
+            "code": "409",
+            "provider_specific_fields": {
+                "error": {**lgos, "code": "interrupt_state_conflict"}
+            },
+        }
+    }
+
+    assert fn._error_message(409, json.dumps(body).encode()) == (
+        "interrupt_state_conflict",
+        "gone",
+    )

@@ -40,6 +40,7 @@ async def test_pipes_lists_every_lgos_graph_of_the_gateway(pipe):
         "lgos/file-display",
         "lgos/server-tools",
         "lgos/approvals",
+        "lgos/background",
     }
 
 

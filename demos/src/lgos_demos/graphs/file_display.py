@@ -5,7 +5,9 @@ Files API and sends its ``file_id`` (``input_file``); the graph downloads it,
 draws an SVG bar chart, uploads the chart and calls the client function
 ``display_file`` with the new ``file_id``. The client downloads and shows the
 chart, then replays the call with its ``function_call_output``; on that turn
-the graph answers briefly.
+the graph answers briefly. Both files are the caller's: the graph reads and
+writes them for the tenant its request runs for, so a file id of another
+tenant is not found.
 
 ``display_file``'s arguments follow the schema the client offered: the graph
 fills ``file_id`` and, when declared, ``filename``, ``mime_type`` (or
@@ -104,17 +106,23 @@ def display_arguments(
 
 
 def build_file_display_graph(
-    model: BaseChatModel, files: FilesClient
+    model: BaseChatModel, files: FilesClient | None
 ) -> Pregel[Any, Any, Any, Any]:
+    """The graph; without ``files`` (no Files API key) it says it cannot
+    read files."""
+
     async def chart(
         state: MessagesState, runtime: Runtime[RequestContext]
     ) -> dict[str, list[BaseMessage]]:
         file_id = latest_file_id(state["messages"]) or ""
+        owner = runtime.context.scope if runtime.context else None
         write = get_stream_writer()
         try:
             write(status_event("Reading the attached file"))
-            stored = await files.retrieve(file_id)
-            data = await files.content(file_id, max_bytes=MAX_INPUT_BYTES)
+            if files is None:
+                raise FilesError("no Files API key is configured (DEMO_FILES_API_KEY)")
+            stored = await files.retrieve(file_id, owner=owner)
+            data = await files.content(file_id, owner=owner, max_bytes=MAX_INPUT_BYTES)
             series = read_series(data, hint=last_user_text(state["messages"]))
             title = f"{series.value_name} by {series.label_name}"
             write(
@@ -122,7 +130,7 @@ def build_file_display_graph(
             )
             name = f"{PurePath(stored.filename).stem or 'data'}-chart.svg"
             svg = bar_chart(series, title).encode()
-            uploaded = await files.upload(name, svg, CHART_TYPE)
+            uploaded = await files.upload(name, svg, CHART_TYPE, owner=owner)
             write(status_event("Chart uploaded", done=True))
         except (FilesError, ChartError) as exc:
             write(status_event("Could not chart the file", done=True))

@@ -6,7 +6,10 @@ APIError: OpenAIException - <message>`` (Chat Completions), followed by a line
 about fallbacks, so a person reads LiteLLM's plumbing or raw JSON (e.g. LGOS's
 413 for a body past ``LGOS_MAX_REQUEST_BYTES``). This callback answers with
 the backend's own message instead, with the same status (and the envelope's
-type and param when there is one). Other errors pass unchanged.
+type and param when there is one). LiteLLM puts the status in the envelope's
+``code``; LGOS's own code (``interrupt_state_conflict``, ``run_busy``...)
+travels in ``provider_specific_fields.error.code``. Other errors pass
+unchanged.
 
 Like ``lgos_gateway_auth.py`` this file runs inside LiteLLM only: the native
 stack copies it beside LiteLLM's ``config.yaml`` and compose mounts it beside
@@ -71,8 +74,10 @@ class ReadableErrors(CustomLogger):  # type: ignore[misc]  # LiteLLM's, untyped 
         error = readable_error(str(text))
         if error is None:
             return None
-        readable = HTTPException(status_code=status, detail=error["message"])
-        # LiteLLM copies these onto the envelope it answers with.
+        # LiteLLM answers with the message, this type and param, and the
+        # status as the envelope's code; the whole detail (LGOS's own code
+        # among it) goes along as the envelope's provider_specific_fields.
+        readable = HTTPException(status_code=status, detail={"error": error})
         readable.type = error.get("type")  # type: ignore[attr-defined]
         readable.param = error.get("param")  # type: ignore[attr-defined]
         return readable

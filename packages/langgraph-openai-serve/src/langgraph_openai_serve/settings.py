@@ -105,6 +105,12 @@ class Settings(BaseSettings):
     API_KEYS: SecretStr | None = None
     """Bearer keys for every OpenAI route but health: a JSON object mapping
     each key to a principal, or a comma-separated list. Unset: no auth."""
+    GATEWAY_KEYS: SecretStr | None = None
+    """Keys of trusted gateways, as a JSON object mapping each key to the
+    gateway's principal (1-32 letters, digits, ``_`` or ``-``). A gateway key
+    acts for the end user its request names in ``x-lgos-end-user`` (principal
+    ``<gateway>.<end user>``); no other key may name one. Alone it does not
+    turn auth on: keyless requests still run in the shared scope."""
     MAX_REQUEST_BYTES: int = Field(default=32 * 1024 * 1024, ge=1)
     """Largest request body accepted; a larger one answers 413."""
     MAX_JSON_DEPTH: int = Field(default=PARSER_MAX_DEPTH, ge=1, le=PARSER_MAX_DEPTH)
@@ -386,12 +392,10 @@ class Settings(BaseSettings):
             return None
         return value
 
-    @field_validator("API_KEYS")
-    @classmethod
-    def _api_keys(cls, value: SecretStr | None) -> SecretStr | None:
-        if value is not None:
-            ApiKeys.parse(value.get_secret_value())  # fail at startup, not later
-        return value
+    @model_validator(mode="after")
+    def _api_keys(self) -> Settings:
+        self.api_keys()  # fail at startup, not later
+        return self
 
     def tenant_class(self, scope: str) -> str:
         """The metrics' class of ``scope`` (``other`` unless configured)."""
@@ -399,10 +403,12 @@ class Settings(BaseSettings):
         return own.tenant_class if own is not None and own.tenant_class else "other"
 
     def api_keys(self) -> ApiKeys | None:
-        """The parsed API keys, or ``None`` when auth is off."""
-        if self.API_KEYS is None:
+        """The parsed API and gateway keys, or ``None`` when neither is set."""
+        if self.API_KEYS is None and self.GATEWAY_KEYS is None:
             return None
-        return ApiKeys.parse(self.API_KEYS.get_secret_value())
+        return ApiKeys.parse(
+            _secret(self.API_KEYS), gateways=_secret(self.GATEWAY_KEYS)
+        )
 
     def docs_kwargs(self) -> dict[str, Any]:
         """FastAPI constructor arguments for the API documentation routes."""
@@ -415,6 +421,10 @@ class Settings(BaseSettings):
         """Deprecated: ``docs_kwargs()``."""
         warn_renamed("Settings.fastapi_docs_kwargs", "Settings.docs_kwargs()")
         return self.docs_kwargs()
+
+
+def _secret(value: SecretStr | None) -> str | None:
+    return value.get_secret_value() if value is not None else None
 
 
 _module_settings: Settings | None = None

@@ -8,8 +8,10 @@ out of the box: a batch reads its input as, and writes its results for, the
 tenant that created it. Without ``LGOS_API_KEYS`` every caller of the demo
 API is the tenant ``default``, the owner of the demo's files key; with keys,
 each key opens the Files API too, as its principal (one key, both APIs, as
-at OpenAI). LGOS reaches the files with a service key generated once into
-the state folder.
+at OpenAI). LGOS (batches, the demo graphs) reaches the files with a service
+key generated once into the state folder, acting for each request's tenant.
+The UIs upload with a gateway key (also generated) that acts for the end
+user they name: the owner ``gateway.<user>``, that user's tenant in LGOS.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 
 from langgraph_openai_serve import ApiKeys
 
-from lgos_stack.gateway import ConfigError, generated_secret
+from lgos_stack.gateway import GATEWAY_PRINCIPAL, ConfigError, generated_secret
 from lgos_stack.net import LOOPBACK, free_ports
 from lgos_stack.supervisor import Service
 
@@ -75,6 +77,12 @@ def service_key(state_dir: Path) -> str:
     return generated_secret(
         state_dir / "files" / "service-key", prefix="sk-lgos-files-service-"
     )
+
+
+def ui_files_key(state_dir: Path) -> str:
+    """The Files API gateway key the UIs upload and download with, acting
+    for the end user they name (``LGOS_FILES_GATEWAY_KEYS``), made once."""
+    return generated_secret(state_dir / "files" / "ui-key", prefix="sk-lgos-files-ui-")
 
 
 def file_owners(api_key: str, environ: Mapping[str, str]) -> dict[str, str]:
@@ -143,6 +151,9 @@ def file_services(
             "LGOS_FILES_S3_SECRET_KEY": S3_SECRET_KEY,
             "LGOS_FILES_API_KEYS": json.dumps(dict(owners)),
             "LGOS_FILES_SERVICE_KEYS": json.dumps([service_key(state_dir)]),
+            "LGOS_FILES_GATEWAY_KEYS": json.dumps(
+                {ui_files_key(state_dir): GATEWAY_PRINCIPAL}
+            ),
         },
     )
     return [seaweed, files_api]

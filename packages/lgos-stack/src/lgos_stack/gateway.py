@@ -13,6 +13,17 @@ key is refused with 401 by ``lgos_gateway_auth.py``, the ``custom_auth`` the
 seed names, and ``lgos_gateway_errors.py`` (a callback) passes LGOS's error
 messages on readably; both are copied beside the file at each start.
 
+One identity from the UI to LGOS: the UIs hold a UI key
+(``{state_dir}/litellm/ui-key``, ``LGOS_GATEWAY_UI_KEYS``), which only lists
+models and runs graphs, and name their signed-in user in ``x-lgos-end-user``;
+the seed forwards that header to LGOS (``forward_client_headers_to_llm_api``,
+and ``forward_headers`` on the follow route), and LiteLLM presents LGOS a
+gateway key (``{state_dir}/litellm/lgos-key``, in LGOS's
+``LGOS_GATEWAY_KEYS`` as ``gateway``), which acts for that user: each user is
+the LGOS tenant ``gateway.<user>``. Only the master key and UI keys may name
+an end user (``lgos_gateway_auth.py``). A file seeded before this gets the
+settings at the next start (``add_end_user_forwarding``).
+
 Background runs are followed through the seed's pass-through route
 ``/lgos/v1/responses`` (``FOLLOW_BASE_PATH``): LiteLLM cannot stream a
 retrieved Response, so that path goes to LGOS's own Responses API, with the
@@ -45,7 +56,13 @@ LITELLM_OFFLINE_ENV = {
     "LITELLM_DONT_SHOW_FEEDBACK_BOX": "True",
 }
 _AUTH_LINE = "  custom_auth: lgos_gateway_auth.user_api_key_auth\n"
-_FOLLOW_SETTINGS = """\
+_FORWARD_HEADERS = (
+    "      # The client's headers go along (its own key is replaced by LGOS's):\n"
+    "      # x-lgos-end-user names the user LGOS's gateway key acts for.\n"
+    "      forward_headers: true\n"
+)
+_FOLLOW_SETTINGS = (
+    """\
   # Background runs followed live: LiteLLM answers
   # GET /v1/responses/{id}?stream=true with a JSON snapshot, so
   # /lgos/v1/responses is passed through to LGOS's own Responses API (the
@@ -53,17 +70,30 @@ _FOLLOW_SETTINGS = """\
   # comes and behind the same key. Clients use LGOS's Response id there
   # (decoded from the gateway's; docs/how-to/background.md). That id is
   # readable only with LiteLLM's response-id encryption off: it separates
-  # users of virtual keys, which this database-less gateway does not have.
+  # users of virtual keys, which this database-less gateway does not have;
+  # LGOS keeps each user's Responses apart itself (x-lgos-end-user).
   disable_responses_id_security: true
   pass_through_endpoints:
     - path: /lgos/v1/responses
       target: os.environ/LGOS_GATEWAY_FOLLOW_TARGET
       include_subpath: true
       auth: true
+"""
+    + _FORWARD_HEADERS
+    + """\
       headers:
         Authorization: Bearer os.environ/LGOS_API_KEY
 """
+)
 """The follow route's settings (under ``general_settings``)."""
+_END_USER_SETTINGS = """\
+  # One identity from the UI to LGOS: the x-lgos-end-user header a UI sends
+  # (its signed-in user; only the master key and UI keys may send one,
+  # lgos_gateway_auth.py) goes on to LGOS with the other x- headers, and
+  # LGOS's gateway key acts for that user there: each user is a tenant.
+  forward_client_headers_to_llm_api: true
+"""
+"""The end-user forwarding setting (under ``general_settings``)."""
 _SEED_CONFIG = (
     """\
 # LiteLLM's configuration for the LGOS demo stack.
@@ -74,10 +104,12 @@ model_list: []
 general_settings:
   master_key: os.environ/LITELLM_MASTER_KEY
   # A wrong key gets 401 with a readable message instead of LiteLLM's
-  # "400 No connected db." (lgos_gateway_auth.py, written beside this file).
+  # "400 No connected db."; UI keys (LGOS_GATEWAY_UI_KEYS) only list models
+  # and run graphs (lgos_gateway_auth.py, written beside this file).
 """
     + _AUTH_LINE
     + _FOLLOW_SETTINGS
+    + _END_USER_SETTINGS
     + """
 litellm_settings:
   # LGOS's own error messages instead of LiteLLM's wrapping of them
@@ -99,6 +131,13 @@ router_settings:
 FOLLOW_BASE_PATH = "/lgos/v1"
 """The gateway's pass-through to LGOS's Responses API, as an OpenAI base path:
 ``{gateway}/lgos/v1/responses/{lgos id}?stream=true`` follows a background run."""
+LGOS_KEY_ENV = "LGOS_API_KEY"
+"""LiteLLM's environment: the key it presents to LGOS (a gateway key there)."""
+UI_KEYS_ENV = "LGOS_GATEWAY_UI_KEYS"
+"""LiteLLM's environment: the UI keys its ``custom_auth`` accepts."""
+GATEWAY_PRINCIPAL = "gateway"
+"""LiteLLM's principal in LGOS's ``LGOS_GATEWAY_KEYS`` (and the Files API's):
+the end user ``u`` behind it is the tenant ``gateway.u``."""
 FOLLOW_TARGET_ENV = "LGOS_GATEWAY_FOLLOW_TARGET"
 """LiteLLM's environment: where the follow route forwards (LGOS's ``/v1/responses``)."""
 AUTH_MODULE = Path(__file__).with_name("lgos_gateway_auth.py")
@@ -121,6 +160,18 @@ def litellm_config(state_dir: Path) -> Path:
 
 def master_key_file(state_dir: Path) -> Path:
     return litellm_dir(state_dir) / "master-key"
+
+
+def ui_key(state_dir: Path) -> str:
+    """The UIs' key to LiteLLM, made once for the state folder."""
+    return generated_secret(litellm_dir(state_dir) / "ui-key", prefix="sk-lgos-ui-")
+
+
+def lgos_gateway_key(state_dir: Path) -> str:
+    """LiteLLM's gateway key to LGOS, made once for the state folder."""
+    return generated_secret(
+        litellm_dir(state_dir) / "lgos-key", prefix="sk-lgos-gateway-"
+    )
 
 
 def master_key(state_dir: Path, environ: Mapping[str, str]) -> str:
@@ -182,6 +233,37 @@ def add_follow_route(path: Path) -> bool:
     return True
 
 
+_FOLLOW_AUTH = "      auth: true\n      headers:\n"
+_FOLLOW_END = "        Authorization: Bearer os.environ/LGOS_API_KEY\n"
+_FOLLOW_FORWARD = "      auth: true\n" + _FORWARD_HEADERS + "      headers:\n"
+
+
+def add_end_user_forwarding(path: Path) -> bool:
+    """Give a configuration seeded before end users were forwarded the
+    setting that forwards them (after the seed's follow route, else its
+    ``custom_auth`` line) and, on the seed's follow route,
+    ``forward_headers``; whether it did.
+
+    Each is added only where the seed's own line is still there once and the
+    setting is not (the file is replaced atomically): anything else is the
+    user's to edit (docs/demo-stack.md says how).
+    """
+    if not path.exists():
+        return False
+    text = original = path.read_text()
+    if text.count(_FOLLOW_AUTH) == 1 and "forward_headers" not in text:
+        text = text.replace(_FOLLOW_AUTH, _FOLLOW_FORWARD)
+    anchor = _FOLLOW_END if text.count(_FOLLOW_END) == 1 else _AUTH_LINE
+    if text.count(anchor) == 1 and "forward_client_headers_to_llm_api" not in text:
+        text = text.replace(anchor, anchor + _END_USER_SETTINGS)
+    if text == original:
+        return False
+    updated = path.with_name(f".{path.name}.end-users")
+    updated.write_text(text)
+    os.replace(updated, path)
+    return True
+
+
 def install_gateway_modules(config_dir: Path) -> None:
     """Put the current ``lgos_gateway_auth.py`` and ``lgos_gateway_errors.py``
     beside LiteLLM's configuration (LiteLLM loads them from there)."""
@@ -197,21 +279,21 @@ def gateway_services(
     host: str,
     port: int,
     key: str,
-    api_key_env: str | None,
     after: tuple[str, ...],
 ) -> list[Service]:
     """The model-sync one-shot (after ``after``) and LiteLLM (after the sync).
 
-    ``api_key_env`` names the variable holding the demo API's key when it
-    wants one: the sync reads the catalog with it, and LiteLLM (which gets
-    the same environment) sends it with every request."""
+    Both present LGOS the stack's gateway key (``LGOS_API_KEY``): the sync
+    reads the catalog with it, LiteLLM sends it with every request (naming
+    the end user when the UI does). ``key`` is LiteLLM's master key; the UIs
+    get ``ui_key``."""
     config = litellm_config(state_dir)
     seed_config(config)
     add_follow_route(config)
+    add_end_user_forwarding(config)
     install_gateway_modules(config.parent)
-    deployment = f"main={MODEL_PREFIX},{api_base_url}"
-    if api_key_env:
-        deployment += f",{api_key_env}"
+    deployment = f"main={MODEL_PREFIX},{api_base_url},{LGOS_KEY_ENV}"
+    to_lgos = {LGOS_KEY_ENV: lgos_gateway_key(state_dir)}
     sync = Service(
         name="model sync",
         argv=[
@@ -223,6 +305,7 @@ def gateway_services(
         ],
         port=None,
         url=f"(one-shot: writes {config} from {api_base_url}/models)",
+        env=to_lgos,
         after=after,
         oneshot=True,
     )
@@ -244,7 +327,9 @@ def gateway_services(
         env={
             **LITELLM_OFFLINE_ENV,
             "LITELLM_MASTER_KEY": key,
+            UI_KEYS_ENV: ui_key(state_dir),
             FOLLOW_TARGET_ENV: f"{api_base_url}/responses",
+            **to_lgos,
         },
         after=(sync.name,),
     )

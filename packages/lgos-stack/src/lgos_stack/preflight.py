@@ -11,11 +11,10 @@ import importlib.util
 from collections.abc import Mapping, Sequence
 
 import httpx
-from langgraph_openai_serve import ApiKeys
 from lgos_demos.settings import DemoSettings
 from pydantic import ValidationError
 
-from lgos_stack.services import DEMO_API_KEY_ENV, StackOptions
+from lgos_stack.services import StackOptions
 from lgos_stack.supervisor import Service
 
 _INSTALL = {
@@ -49,8 +48,6 @@ def configuration_problems(
     if not problems and environ.get("DEMO_FILES_URL"):
         problems += _files_key_problems(environ, timeout)
     names = {service.name for service in services}
-    if "LiteLLM" in names and environ.get("LGOS_API_KEYS"):
-        problems += _demo_api_key_problems(environ)
     binaries = {
         "LiteLLM": options.litellm_bin,
         "Open WebUI": options.open_webui_bin,
@@ -114,13 +111,17 @@ def _model_provider_problems(environ: Mapping[str, str], timeout: float) -> list
 
 
 def _files_key_problems(environ: Mapping[str, str], timeout: float) -> list[str]:
-    """A configured Files API that answers must accept DEMO_FILES_API_KEY.
+    """A configured Files API that answers must accept DEMO_FILES_API_KEY as
+    a service key (the graphs act for each caller's tenant with it).
 
     One that does not answer is only a warning's worth: the graphs that
     store files fail, the rest work (the stack starts)."""
     url = environ["DEMO_FILES_URL"].rstrip("/")
     key = environ.get("DEMO_FILES_API_KEY")
     headers = {"Authorization": f"Bearer {key}"} if key else {}
+    # A service key acts for the owner it names; an owner's key naming one
+    # is refused (401), which is what must be caught here.
+    headers["X-Lgos-Owner"] = "default"
     try:
         response = httpx.get(f"{url}/files", headers=headers, timeout=timeout)
     except httpx.HTTPError:
@@ -129,27 +130,7 @@ def _files_key_problems(environ: Mapping[str, str], timeout: float) -> list[str]
         what = "refused DEMO_FILES_API_KEY" if key else "wants an API key"
         return [
             f"DEMO_FILES_URL={url} {what} ({response.status_code}): "
-            "set DEMO_FILES_API_KEY to a key it accepts"
-        ]
-    return []
-
-
-def _demo_api_key_problems(environ: Mapping[str, str]) -> list[str]:
-    """With LGOS_API_KEYS the demo API wants a key from the sync and LiteLLM."""
-    try:
-        keys = ApiKeys.parse(environ["LGOS_API_KEYS"])
-    except ValueError as exc:
-        return [f"LGOS_API_KEYS: {exc}"]
-    key = environ.get(DEMO_API_KEY_ENV)
-    if not key:
-        return [
-            "LGOS_API_KEYS protects the demo API: set "
-            f"{DEMO_API_KEY_ENV} to one of its keys (the model sync and LiteLLM "
-            "send it), or unset LGOS_API_KEYS"
-        ]
-    if keys.principal_for(key) is None:
-        return [
-            f"{DEMO_API_KEY_ENV} is not one of LGOS_API_KEYS: set it to a key "
-            "the demo API accepts"
+            "set DEMO_FILES_API_KEY to a service key it accepts "
+            "(LGOS_FILES_SERVICE_KEYS)"
         ]
     return []

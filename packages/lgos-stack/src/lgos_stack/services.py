@@ -27,6 +27,7 @@ PostgreSQL's (``{state_dir}/postgres`` unless ``postgres_dir`` says otherwise).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import sys
@@ -34,6 +35,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from langgraph_openai_serve import ApiKeys
 from lgos_demos.settings import (
     DEFAULT_FILES_API_KEY,
     DEFAULT_FILES_PORT,
@@ -42,11 +44,15 @@ from lgos_demos.settings import (
     DEFAULT_SEARCH_PORT,
 )
 
-from lgos_stack.files import file_owners, file_services, service_key
+from lgos_stack.files import file_owners, file_services, service_key, ui_files_key
 from lgos_stack.gateway import (
     DEFAULT_LITELLM_PORT,
+    GATEWAY_PRINCIPAL,
+    ConfigError,
     gateway_services,
+    lgos_gateway_key,
     master_key,
+    ui_key,
 )
 from lgos_stack.monitoring import (
     DEFAULT_PROMETHEUS_PORT,
@@ -67,8 +73,9 @@ from lgos_stack.webuis import (
     plain_models,
 )
 
-DEMO_API_KEY_ENV = "LGOS_API_KEY"
-"""The demo API's key for the model sync and LiteLLM when LGOS_API_KEYS is set."""
+UI_FILES_KEY_ENV = "DEMO_UI_FILES_KEY"
+"""With an external Files API (``DEMO_FILES_URL``): the key the UIs use there
+(a gateway key acting for the end user they name, owner ``gateway.<user>``)."""
 __all__ = [
     "PORT_FLAGS",
     "StackOptions",
@@ -214,22 +221,29 @@ def plan_stack(
                 "(run `uv sync`); file-display cannot store files"
             )
         else:
-            api_key = environ.get("DEMO_FILES_API_KEY", DEFAULT_FILES_API_KEY)
             services += file_services(
                 options.state_dir,
                 options.s3_port,
                 options.files_port,
                 weed,
-                file_owners(api_key, environ),
+                file_owners(DEFAULT_FILES_API_KEY, environ),
             )
             files_api = f"http://{LOOPBACK}:{options.files_port}/v1"
             api_env["DEMO_FILES_URL"] = files_api
-            api_env["DEMO_FILES_API_KEY"] = api_key
-            # The Batch API reads inputs and writes results there.
+            # The graphs and the Batch API read and write there for each
+            # request's tenant, with the service key.
+            api_env["DEMO_FILES_API_KEY"] = service_key(options.state_dir)
             api_env["LGOS_BATCH_FILES_URL"] = files_api
             api_env["LGOS_BATCH_FILES_API_KEY"] = service_key(options.state_dir)
 
     database, after = _database_services(options, environ, services, notes, api_env)
+    # LiteLLM's key acts for the users the UIs name (the demo API's alone:
+    # the worker serves no requests).
+    gateway_env = (
+        {}
+        if "litellm" in options.without
+        else {"LGOS_GATEWAY_KEYS": gateway_keys(options.state_dir, environ)}
+    )
 
     api = f"http://{options.host}:{options.port}"
     services.append(
@@ -245,7 +259,7 @@ def plan_stack(
             port=options.port,
             url=f"{api}/v1",
             health_url=f"http://{reachable(options.host)}:{options.port}/v1/health",
-            env=api_env,
+            env={**api_env, **gateway_env},
             after=after,
         )
     )
@@ -255,6 +269,26 @@ def plan_stack(
     services += _front_services(options, environ, api_base_url, api_env, notes)
     services += _monitoring(options, environ, services, notes)
     return StackPlan(services=services, notes=notes)
+
+
+def gateway_keys(state_dir: Path, environ: Mapping[str, str]) -> str:
+    """The demo API's ``LGOS_GATEWAY_KEYS``: the operator's, if any, and
+    LiteLLM's key as the gateway ``gateway`` (it acts for the end users the
+    UIs name).
+
+    Raises:
+        ConfigError: ``LGOS_GATEWAY_KEYS`` or ``LGOS_API_KEYS`` is not valid
+            beside the stack's gateway key.
+    """
+    configured = environ.get("LGOS_GATEWAY_KEYS")
+    try:
+        keys = ApiKeys.gateway_principals(configured) if configured else {}
+        keys[lgos_gateway_key(state_dir)] = GATEWAY_PRINCIPAL
+        setting = json.dumps(keys)
+        ApiKeys.parse(environ.get("LGOS_API_KEYS"), gateways=setting)
+    except ValueError as exc:
+        raise ConfigError(f"LGOS_API_KEYS / LGOS_GATEWAY_KEYS: {exc}") from None
+    return setting
 
 
 def _monitoring(
@@ -308,21 +342,25 @@ def _front_services(
     if "litellm" in options.without:
         notes.append("LiteLLM, the model sync and the UIs left out (--without)")
         return []
-    key = master_key(options.state_dir, environ)
     services = gateway_services(
         state_dir=options.state_dir,
         api_base_url=api_base_url,
         litellm_bin=options.litellm_bin,
         host=options.host,
         port=options.litellm_port,
-        key=key,
-        # The demo API reads LGOS_API_KEYS: then LGOS_API_KEY is what to send.
-        api_key_env=DEMO_API_KEY_ENV if environ.get("LGOS_API_KEYS") else None,
+        key=master_key(options.state_dir, environ),
         after=("demo API",),
     )
     gateway_url = f"http://{reachable(options.host)}:{options.litellm_port}/v1"
-    files_url = api_env.get("DEMO_FILES_URL") or environ.get("DEMO_FILES_URL")
-    files_key = environ.get("DEMO_FILES_API_KEY", DEFAULT_FILES_API_KEY)
+    # The UIs hold keys that act for their signed-in users only: LiteLLM's UI
+    # key (no administration) and the Files API's gateway key.
+    key = ui_key(options.state_dir)
+    files_url = environ.get("DEMO_FILES_URL") or api_env.get("DEMO_FILES_URL")
+    files_key = (
+        environ.get(UI_FILES_KEY_ENV)
+        if environ.get("DEMO_FILES_URL")
+        else ui_files_key(options.state_dir)
+    )
     if "chainlit" in options.without:
         notes.append("Chainlit left out (--without)")
     else:

@@ -6,7 +6,11 @@
                  data in {state_dir}/open-webui)
     Open WebUI functions  python -m lgos_open_webui (one-shot, once Open WebUI
                  is healthy: installs the LGOS Functions, valves set to
-                 LiteLLM and the Files API)
+                 LiteLLM, the Files API and Open WebUI's own address)
+
+Both hold LiteLLM's UI key (models and runs, no administration) and the
+Files API's gateway key, and name their signed-in user in
+``x-lgos-end-user``: each user is an LGOS tenant of their own.
 
 Open WebUI runs with persistent config off, so what is set here wins over
 anything saved in its database; login is off (a local demo), and title, tag
@@ -48,6 +52,13 @@ OPEN_WEBUI_OFFLINE_ENV = {
     "ENABLE_TAGS_GENERATION": "False",
     "ENABLE_FOLLOW_UP_GENERATION": "False",
     "WEBUI_AUTH": "False",
+}
+END_USER_ENV = {
+    # Open WebUI's own connection names its signed-in user in the header
+    # LiteLLM forwards and LGOS's gateway key acts for (the LGOS Function
+    # sends the same header itself): each user is an LGOS tenant.
+    "ENABLE_FORWARD_USER_INFO_HEADERS": "True",
+    "FORWARD_USER_INFO_HEADER_USER_ID": "X-Lgos-End-User",
 }
 
 
@@ -173,6 +184,7 @@ def open_webui_services(
         health_url=f"{base}/health",
         env={
             **OPEN_WEBUI_OFFLINE_ENV,
+            **END_USER_ENV,
             "DATA_DIR": str(data),
             "WEBUI_SECRET_KEY": generated_secret(data / "secret-key"),
             "OPENAI_API_BASE_URL": gateway_url,

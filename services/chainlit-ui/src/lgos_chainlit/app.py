@@ -169,8 +169,15 @@ async def _open(thread_id: str) -> Conversation | None:
         return None
     if state is None or state.model != graph.model:
         state = new_chat(thread_id, graph)
+    user = cl.user_session.get("user")
+    clients = app.for_user(getattr(user, "identifier", None))
     chat = Conversation(
-        app.gateway, graph, state, app.store, app.files, follow_client=app.follow
+        clients.gateway,
+        graph,
+        state,
+        app.store,
+        clients.files,
+        follow_client=clients.follow,
     )
     cl.user_session.set("conversation", chat)
     await _send_settings(chat)

@@ -35,6 +35,9 @@ class UIConfig(BaseSettings):
     GATEWAY_URL: str = "http://127.0.0.1:4000/v1"
     """OpenAI base URL for Responses: LiteLLM, or LGOS itself (``CATALOG=lgos``)."""
     GATEWAY_KEY: SecretStr = SecretStr("no-key")
+    """The gateway's UI key (the stack's LiteLLM: ``LGOS_GATEWAY_UI_KEYS``), or
+    an LGOS gateway key (``CATALOG=lgos``): every request names the signed-in
+    user in ``x-lgos-end-user``, so each user is a tenant of their own."""
     FOLLOW_URL: str | None = None
     """OpenAI base URL that follows background runs (streams a retrieved
     Response, cancels it) with LGOS's own Response ids: the gateway's
@@ -45,6 +48,8 @@ class UIConfig(BaseSettings):
     FILES_URL: str | None = None
     """OpenAI base URL of the Files API; unset disables attachments and display_file."""
     FILES_KEY: SecretStr = SecretStr("no-key")
+    """A gateway key of the Files API (``LGOS_FILES_GATEWAY_KEYS``): it acts
+    for the user each request names, whose files are theirs alone."""
     HOME: Path = Path(".lgos-chainlit")
     """Chainlit's app root (``.chainlit/``, ``.files/``) and the chat ledgers."""
     TIMEOUT: float = Field(default=300.0, gt=0)

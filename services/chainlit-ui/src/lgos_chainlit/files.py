@@ -82,6 +82,17 @@ class FilesClient:
         self._client = client
         self._max = max_download_bytes
 
+    async def close(self) -> None:
+        await self._client.close()
+
+    def with_headers(self, headers: dict[str, str]) -> FilesClient:
+        """The same Files API, every request sending ``headers`` too (the
+        user the UI's gateway key acts for)."""
+        return FilesClient(
+            self._client.with_options(default_headers=headers),
+            max_download_bytes=self._max,
+        )
+
     async def upload(self, path: Path, filename: str, mime: str | None) -> str:
         """Upload a local file; returns its ``file_id``."""
         name = PurePath(filename).name or path.name

@@ -11,7 +11,17 @@ from lgos_chainlit.catalog import Catalog, LgosCatalog, LiteLLMCatalog
 from lgos_chainlit.chats import ChatStore
 from lgos_chainlit.config import UIConfig
 from lgos_chainlit.files import FilesClient
+from lgos_chainlit.identity import end_user_headers
 from lgos_chainlit.live_turns import LiveTurns
+
+
+@dataclass(frozen=True)
+class UserClients:
+    """The clients of one signed-in user: every request names them."""
+
+    gateway: AsyncOpenAI
+    follow: AsyncOpenAI
+    files: FilesClient | None
 
 
 @dataclass(frozen=True)
@@ -27,6 +37,19 @@ class Services:
     store: ChatStore
     turns: LiveTurns
     """The turns this process is answering, by chat (a reloaded page joins)."""
+
+    def for_user(self, identifier: str | None) -> UserClients:
+        """The clients for the user ``identifier`` (``None``: no one signed
+        in; the requests are the gateway's own). They share the process's
+        connection pools."""
+        headers = end_user_headers(identifier)
+        if not headers:
+            return UserClients(self.gateway, self.follow, self.files)
+        return UserClients(
+            self.gateway.with_options(default_headers=headers),
+            self.follow.with_options(default_headers=headers),
+            self.files.with_headers(headers) if self.files is not None else None,
+        )
 
 
 def build_services(config: UIConfig) -> Services:

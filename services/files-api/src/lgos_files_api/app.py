@@ -30,7 +30,7 @@ def create_app(
 ) -> FastAPI:
     """The Files API; ``settings`` default to ``LGOS_FILES_*`` from the environment."""
     config = settings if settings is not None else Settings()
-    keyring = KeyRing(config.API_KEYS, config.SERVICE_KEYS)
+    keyring = KeyRing(config.API_KEYS, config.SERVICE_KEYS, config.GATEWAY_KEYS)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Services]]:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from lgos_files_api.auth import OWNER_HEADER, Caller, KeyRing
+from lgos_files_api.auth import END_USER_HEADER, OWNER_HEADER, Caller, KeyRing
 from lgos_files_api.catalog import FileCatalog
 from lgos_files_api.slots import UploadSlots
 
@@ -38,7 +38,9 @@ def current_caller(request: Request, services: ServicesDep) -> Caller:
     """Who calls, for which owner; 401 before any of the body is read."""
     headers = request.headers
     return services.keyring.caller(
-        headers.get("authorization"), headers.get(OWNER_HEADER)
+        headers.get("authorization"),
+        headers.get(OWNER_HEADER),
+        headers.get(END_USER_HEADER),
     )
 
 

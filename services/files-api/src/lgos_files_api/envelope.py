@@ -24,6 +24,7 @@ from lgos_files_api.errors import (
     FilesApiError,
     FileTooLargeError,
     InvalidRequestError,
+    PermissionDeniedError,
     StoreError,
     TooManyUploadsError,
     UploadStalledError,
@@ -52,6 +53,10 @@ def response_for(exc: Exception) -> Response:
     """Map any exception to its envelope response (the single table)."""
     if isinstance(exc, AuthenticationError):
         return error_response(401, exc.message, code=exc.code)
+    if isinstance(exc, PermissionDeniedError):
+        return error_response(
+            403, exc.message, param=exc.param, code="end_user_not_allowed"
+        )
     if isinstance(exc, FileMissingError):
         return error_response(404, exc.message, param=exc.param)
     if isinstance(exc, FileTooLargeError):

@@ -5,6 +5,7 @@ into a status code and the OpenAI error envelope::
 
     FilesApiError
     ├── AuthenticationError    no key, or a key nobody configured
+    ├── PermissionDeniedError  a valid key asking for what it may not do
     ├── InvalidRequestError    a bad form field or query parameter (``param``)
     │   └── MalformedUploadError   not multipart, broken or cut-off body
     ├── FileMissingError       unknown, expired, deleted or someone else's file
@@ -30,6 +31,10 @@ class AuthenticationError(FilesApiError):
     def __init__(self, message: str, *, code: str | None = None) -> None:
         super().__init__(message)
         self.code = code
+
+
+class PermissionDeniedError(FilesApiError):
+    pass
 
 
 class InvalidRequestError(FilesApiError):

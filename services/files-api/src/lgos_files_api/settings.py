@@ -19,6 +19,8 @@ MIB = 1024 * 1024
 MIN_PART_SIZE = 5 * MIB
 # An owner becomes an S3 key segment, so it is kept to a safe alphabet.
 OWNER_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# No dot: the first dot of an owner splits it into gateway and end user.
+GATEWAY_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 
 
 class Settings(BaseSettings):
@@ -72,6 +74,12 @@ class Settings(BaseSettings):
     """Bearer keys of services (a JSON list), each acting for the owner its
     request names in ``X-Lgos-Owner``; they alone write ``batch_output``
     files. LGOS's Batch API reads inputs and writes results with one."""
+    GATEWAY_KEYS: dict[str, str] = Field(default={}, repr=False)
+    """Bearer keys of UIs in front of LGOS, as a JSON object ``{"key":
+    "gateway"}``: each acts for its gateway owner, or for the end user its
+    request names in ``x-lgos-end-user`` (the owner ``<gateway>.<end
+    user>``, the scope LGOS gives that user behind its gateway key of the
+    same name), and for no other owner."""
     SWEEP_INTERVAL_SECONDS: float = Field(default=60.0, gt=0)
     """Seconds between sweeps that delete the bytes of expired files."""
 
@@ -103,10 +111,33 @@ class Settings(BaseSettings):
             raise ValueError("service keys must not be blank")
         return value
 
+    @field_validator("GATEWAY_KEYS")
+    @classmethod
+    def _gateway_keys(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, gateway in value.items():
+            if not key.strip():
+                raise ValueError("gateway keys must not be blank")
+            if not GATEWAY_PATTERN.fullmatch(gateway):
+                raise ValueError(
+                    f"gateway {gateway!r} must match {GATEWAY_PATTERN.pattern} "
+                    "(its end users' owners are <gateway>.<end user>)"
+                )
+        return value
+
     @model_validator(mode="after")
     def _distinct_keys(self) -> Settings:
-        if set(self.SERVICE_KEYS) & set(self.API_KEYS):
-            raise ValueError("a key cannot be both an owner's and a service's")
+        kinds = (set(self.API_KEYS), set(self.SERVICE_KEYS), set(self.GATEWAY_KEYS))
+        if sum(len(kind) for kind in kinds) != len(set().union(*kinds)):
+            raise ValueError(
+                "a key cannot be two of an owner's, a service's and a gateway's"
+            )
+        gateways = set(self.GATEWAY_KEYS.values())
+        for owner in self.API_KEYS.values():
+            if owner.partition(".")[0] in gateways and "." in owner:
+                raise ValueError(
+                    f"owner {owner!r} looks like an end user of the gateway "
+                    f"{owner.partition('.')[0]!r}: rename it"
+                )
         return self
 
     @property

@@ -40,6 +40,7 @@ _SETTINGS: dict[str, tuple[str, str | None]] = {
     "files_key": ("LGOS_OPEN_WEBUI_FILES_KEY", "files_key"),
     "models": ("LGOS_OPEN_WEBUI_MODELS", "models"),
     "skip_models": ("LGOS_OPEN_WEBUI_SKIP_MODELS", "skip_models"),
+    "attachments_url": ("LGOS_OPEN_WEBUI_ATTACHMENTS_URL", "open_webui_url"),
 }
 
 
@@ -65,14 +66,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     option("--password", "the admin's password")
     option("--gateway-url", "valve: LiteLLM's OpenAI base URL (…/v1)")
-    option("--gateway-key", "valve: the LiteLLM key the Function uses")
+    option(
+        "--gateway-key",
+        "valve: the LiteLLM UI key the Function uses (never the master key: "
+        "with WEBUI_AUTH=False every user reads the valves)",
+    )
     option("--files-url", "valve: the Files API base URL (…/v1)")
-    option("--files-key", "valve: the Files API key")
+    option("--files-key", "valve: the Files API gateway key (acts for each user)")
     option("--models", "valve: comma-separated models to offer (empty: all)")
     option(
         "--skip-models",
         "valve: comma-separated models Open WebUI's own connection lists, "
         "left out of the Function so each is listed once",
+    )
+    option(
+        "--attachments-url",
+        "valve: Open WebUI's address as the Function reaches it, where it "
+        "reads attachments back as the user (default: --url)",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="print the changes, make none"
@@ -121,6 +131,8 @@ def run(
     if not values["url"]:
         print(f"{_PROG}: give --url or $LGOS_OPEN_WEBUI_URL", file=stderr)
         return EXIT_ERROR
+    # The Function never trusts the address a chat request came in on.
+    values["attachments_url"] = values["attachments_url"] or values["url"]
     valves = {
         valve: values[name]
         for name, (_, valve) in _SETTINGS.items()

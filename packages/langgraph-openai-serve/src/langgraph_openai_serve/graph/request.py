@@ -61,6 +61,15 @@ class GraphRequest:
     ``output_schema`` the JSON schema its answer must match; only graphs
     that declare them receive them (``graph/generation.py``).
     ``hosted_tools`` is the reference's older name for ``server_tools``.
+
+    ``scope`` is the tenant the request runs for, as the server trusts it
+    (never from the body): the checkpoint scope LGOS keeps the request's runs
+    in, which by default is the principal of its API key (``"default"``
+    without keys; ``<gateway>.<end user>`` for a gateway key acting for an
+    end user; a batch's tenant for its lines). A graph that reaches other
+    services on the caller's behalf (a Files API, a tenant's data) acts for
+    this, not for ``user``, which is whatever the client sent. ``None`` when
+    the request was built outside a server (a test, a direct call).
     """
 
     model: str
@@ -72,6 +81,7 @@ class GraphRequest:
     server_tools: tuple[str, ...] = ()
     generation: GenerationOptions = NO_GENERATION
     output_schema: OutputSchema | None = None
+    scope: str | None = None
 
     def __init__(
         self,
@@ -86,6 +96,7 @@ class GraphRequest:
         generation: GenerationOptions = NO_GENERATION,
         output_schema: OutputSchema | None = None,
         hosted_tools: tuple[str, ...] | None = None,
+        scope: str | None = None,
     ) -> None:
         if hosted_tools is not None:
             warn_renamed("GraphRequest(hosted_tools=...)", "server_tools")
@@ -104,6 +115,7 @@ class GraphRequest:
         setattr_(self, "server_tools", server_tools)
         setattr_(self, "generation", generation)
         setattr_(self, "output_schema", output_schema)
+        setattr_(self, "scope", scope)
 
     @property
     def hosted_tools(self) -> tuple[str, ...]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from contextlib import aclosing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
@@ -95,8 +95,12 @@ async def prepare_run(
     answers: Mapping[str, Any] | None = None,
     durable_thread: str | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
+    scope: str | None = None,
 ) -> PreparedRun:
     """Resolve the graph and run the adapters.
+
+    ``scope`` is the server-trusted tenant of the request: the adapters (and
+    so the graph's runtime context) see it as ``request.scope``.
 
     A ``durable_thread`` (not with ``interrupt_thread``) checkpoints the run
     after every node, with the graph's checkpointer or else ``checkpointer``
@@ -106,6 +110,8 @@ async def prepare_run(
     Adapter errors (``InvalidRequestError`` included) surface here, before a
     response has started.
     """
+    if scope is not None:
+        request = replace(request, scope=scope)
     graph = await config.resolve_graph()
     plan = (
         await plan_interrupt_run(graph, interrupt_thread, answers)

@@ -28,7 +28,9 @@ def internal_scope(request: Request) -> str | None:
 
 def request_principal(request: Request) -> str | None:
     """The principal whose API key authenticated ``request`` (``None`` when
-    the server runs without keys). Use it in a ``checkpoint_scope`` resolver
-    to isolate tenants."""
+    the server runs without keys, or the request came without one where keys
+    are not required); for a gateway key acting for an end user,
+    ``<gateway>.<end user>``. Use it in a ``checkpoint_scope`` resolver to
+    isolate tenants."""
     value = request.scope.get("state", {}).get(PRINCIPAL_STATE_KEY)
     return value if isinstance(value, str) else None

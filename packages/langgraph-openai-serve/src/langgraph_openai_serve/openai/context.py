@@ -2,7 +2,8 @@
 
 ``RequestContextMiddleware`` wraps the whole OpenAI app. It gives every
 response an ``X-Request-ID`` (echoing a valid incoming one), enforces the
-optional API keys on every route but ``/health``, turns an unexpected
+optional API keys on every route but ``/health`` (a gateway key may name the
+end user it acts for; no other caller may), turns an unexpected
 exception into the 500 envelope, and logs one structured
 ``request.completed`` record with model, status, duration and, for streams,
 how the stream ended. One middleware, one ``send`` wrapper per request.
@@ -20,7 +21,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from langgraph_openai_serve.api_keys import ApiKeys
+from langgraph_openai_serve.api_keys import END_USER_HEADER, ApiKeys, EndUserError
 from langgraph_openai_serve.batches.dispatch import INTERNAL_SCOPE_KEY
 from langgraph_openai_serve.observability.http import route_template
 from langgraph_openai_serve.observability.observer import NO_OBSERVER, Observer
@@ -78,7 +79,8 @@ class RequestContextMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        incoming = dict(scope["headers"]).get(REQUEST_ID_HEADER, b"")
+        headers = dict(scope["headers"])
+        incoming = headers.get(REQUEST_ID_HEADER, b"")
         request_id = (
             incoming.decode()
             if _VALID_REQUEST_ID.fullmatch(incoming)
@@ -104,12 +106,13 @@ class RequestContextMiddleware:
 
         try:
             internal = INTERNAL_SCOPE_KEY in scope["state"]
-            if self.api_keys is not None and path not in _PUBLIC_PATHS and not internal:
-                principal = self._authenticate(scope)
-                if principal is None:
-                    await _unauthorized()(scope, receive, send_with_id)
+            if path not in _PUBLIC_PATHS and not internal:
+                caller = self._caller(scope, headers)
+                if isinstance(caller, Response):
+                    await caller(scope, receive, send_with_id)
                     return
-                scope["state"][PRINCIPAL_STATE_KEY] = principal
+                if caller is not None:
+                    scope["state"][PRINCIPAL_STATE_KEY] = caller
             await self.app(scope, receive, send_with_id)
         except Exception as exc:
             # Starlette's server-error middleware answers in plain text and
@@ -134,11 +137,59 @@ class RequestContextMiddleware:
                 if span is not None:
                     end_server_span(span, token, log.method, route, log.status)
 
-    def _authenticate(self, scope: Scope) -> str | None:
-        assert self.api_keys is not None
-        header = dict(scope["headers"]).get(b"authorization")
-        token = bearer_token(header.decode("latin-1") if header else None)
-        return self.api_keys.principal_for(token) if token else None
+    def _caller(
+        self, scope: Scope, headers: dict[bytes, bytes]
+    ) -> str | Response | None:
+        """The request's principal (``None``: anonymous, when keys are not
+        required), or the refusal to answer with."""
+        end_users = (
+            [value for name, value in scope["headers"] if name == _END_USER]
+            if _END_USER in headers
+            else []
+        )
+        holder = None
+        if self.api_keys is not None:
+            header = headers.get(b"authorization")
+            token = bearer_token(header.decode("latin-1") if header else None)
+            holder = self.api_keys.holder_for(token) if token else None
+            if holder is None and self.api_keys.required:
+                return _unauthorized()
+        if not end_users:
+            return holder.principal if holder is not None else None
+        if holder is None or not holder.gateway:
+            return _end_user_refused()
+        if len(end_users) > 1:
+            return _bad_end_user(f"Send one {END_USER_HEADER} header, not several.")
+        try:
+            return holder.acting_for(end_users[0].decode("latin-1"))
+        except EndUserError as exc:
+            return _bad_end_user(str(exc))
+
+
+_END_USER = END_USER_HEADER.encode()
+
+
+def _end_user_refused() -> Response:
+    # A valid key that may not act for others: not a 401, which would say
+    # the key itself is wrong.
+    return error_response(
+        403,
+        f"Only a gateway key (LGOS_GATEWAY_KEYS) may name an end user in "
+        f"{END_USER_HEADER}.",
+        "invalid_request_error",
+        param=END_USER_HEADER,
+        code="end_user_not_allowed",
+    )
+
+
+def _bad_end_user(message: str) -> Response:
+    return error_response(
+        400,
+        message,
+        "invalid_request_error",
+        param=END_USER_HEADER,
+        code="invalid_end_user",
+    )
 
 
 def _unauthorized() -> Response:

@@ -6,7 +6,9 @@ idempotency keys. A request only ever reaches what its own scope holds, and
 anything else answers exactly like an id that never existed.
 
 Secure by default: with ``LGOS_API_KEYS`` set, each key's principal is its own
-scope (without keys every request shares ``"default"``). ``LGOS_CHECKPOINT_SCOPE``
+scope (without keys every request shares ``"default"``), and each end user a
+gateway key acts for (``LGOS_GATEWAY_KEYS``) is ``<gateway>.<end user>``.
+``LGOS_CHECKPOINT_SCOPE``
 names another resolver (``module:callable``) or, explicitly, ``none``: one
 shared scope for every caller. A ``checkpoint_scope`` passed in code wins.
 """

@@ -34,6 +34,7 @@ import logging
 import mimetypes
 import re
 import time
+from collections import OrderedDict
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -45,6 +46,7 @@ from collections.abc import (
 from contextlib import AbstractAsyncContextManager, aclosing
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, Field
@@ -151,6 +153,9 @@ def _error_message(status: int, body: bytes) -> tuple[str | None, str]:
 
     LiteLLM wraps the backend's OpenAI error envelope as text inside its own
     message (keeping the HTTP status): the inner envelope wins when present.
+    Behind the stack's error callback the message is LGOS's own and LGOS's
+    code is in ``provider_specific_fields.error.code`` (``code`` is the
+    status there).
     """
     try:
         error = json.loads(body).get("error")
@@ -167,6 +172,10 @@ def _error_message(status: int, body: bytes) -> tuple[str | None, str]:
         except (ValueError, KeyError, TypeError):
             pass
     code = error.get("code")
+    specific = error.get("provider_specific_fields")
+    backend = specific.get("error") if isinstance(specific, dict) else None
+    if isinstance(backend, dict) and "code" in backend:
+        code = backend["code"]
     return (str(code) if code else None), message
 
 
@@ -192,32 +201,44 @@ async def sse_events(lines: AsyncIterator[str]) -> AsyncGenerator[Json, None]:
         yield json.loads("\n".join(data))
 
 
-def _auth(key: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"} if key else {}
+END_USER_HEADER = "x-lgos-end-user"
+"""Names the signed-in user a request is for: LiteLLM forwards it to LGOS,
+whose gateway key acts for that user, and the Files API's gateway key acts
+for the same user (owner ``<gateway>.<user>``)."""
+
+
+def credentials(key: str, end_user: str | None = None) -> dict[str, str]:
+    """The headers of a request with ``key`` for ``end_user``."""
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    if end_user:
+        headers[END_USER_HEADER] = end_user
+    return headers
 
 
 async def stream_response(
-    http: httpx.AsyncClient, gateway_url: str, key: str, body: Json
+    http: httpx.AsyncClient, gateway_url: str, headers: Mapping[str, str], body: Json
 ) -> AsyncGenerator[Json, None]:
     """``POST /v1/responses`` with ``stream=true``: the parsed events."""
     url = api_root(gateway_url) + "/v1/responses"
-    request = http.stream(
-        "POST", url, json={**body, "stream": True}, headers=_auth(key)
-    )
+    request = http.stream("POST", url, json={**body, "stream": True}, headers=headers)
     async with aclosing(_streamed_events(request)) as events:
         async for event in events:
             yield event
 
 
 async def follow_response(
-    http: httpx.AsyncClient, follow_url: str, key: str, run_id: str, after: int
+    http: httpx.AsyncClient,
+    follow_url: str,
+    headers: Mapping[str, str],
+    run_id: str,
+    after: int,
 ) -> AsyncGenerator[Json, None]:
     """A background run's events after sequence number ``after``:
     ``GET {follow}/responses/{id}?stream=true&starting_after=N`` (the
     gateway's follow route: LGOS's own stream, by LGOS's id)."""
     url = f"{follow_url}/responses/{run_id}"
     params = {"stream": "true", "starting_after": str(after)}
-    request = http.stream("GET", url, params=params, headers=_auth(key))
+    request = http.stream("GET", url, params=params, headers=headers)
     async with aclosing(_streamed_events(request)) as events:
         async for event in events:
             yield event
@@ -246,11 +267,15 @@ async def _streamed_events(
 
 
 async def gateway_json(
-    http: httpx.AsyncClient, method: str, url: str, key: str, body: Json | None = None
+    http: httpx.AsyncClient,
+    method: str,
+    url: str,
+    headers: Mapping[str, str],
+    body: Json | None = None,
 ) -> Json:
     """A JSON request to the gateway; an error status is a ``GatewayError``."""
     try:
-        response = await http.request(method, url, json=body, headers=_auth(key))
+        response = await http.request(method, url, json=body, headers=headers)
     except httpx.HTTPError as exc:
         raise LgosError(f"{method} {url} failed: {exc}") from exc
     if response.status_code != 200:
@@ -273,6 +298,27 @@ async def _run_out(body: AsyncIterator[Any]) -> None:
             return
 
 
+class UploadCache:
+    """Files API ids of attachments already uploaded, per user, Files API
+    and Open WebUI file; the oldest entries go past ``limit``."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._ids: OrderedDict[tuple[str, str, str], str] = OrderedDict()
+        self._limit = limit
+
+    def get(self, key: tuple[str, str, str]) -> str | None:
+        found = self._ids.get(key)
+        if found is not None:
+            self._ids.move_to_end(key)
+        return found
+
+    def put(self, key: tuple[str, str, str], file_id: str) -> None:
+        self._ids[key] = file_id
+        self._ids.move_to_end(key)
+        while len(self._ids) > self._limit:
+            self._ids.popitem(last=False)
+
+
 @dataclass(frozen=True)
 class StoredFile:
     filename: str
@@ -288,13 +334,21 @@ def guess_mime(header: str | None, filename: str) -> str:
     return guessed or "application/octet-stream"
 
 
-class FilesApi:
-    """An OpenAI-compatible Files API (``/v1/files``) over httpx."""
+_FILE_ID = re.compile(r"file-[A-Za-z0-9_-]{1,128}")
+"""A file id's form (OpenAI's and LGOS's Files API's): nothing a URL path
+would read as a separator, so a graph's ``file_id`` reaches no other route."""
 
-    def __init__(self, http: httpx.AsyncClient, url: str, key: str) -> None:
+
+class FilesApi:
+    """An OpenAI-compatible Files API (``/v1/files``) over httpx, for one
+    user (``headers``: a gateway key and the user it acts for)."""
+
+    def __init__(
+        self, http: httpx.AsyncClient, url: str, headers: Mapping[str, str]
+    ) -> None:
         self._http = http
         self._root = api_root(url) + "/v1/files"
-        self._headers = {"Authorization": f"Bearer {key}"}
+        self._headers = dict(headers)
 
     async def upload(self, filename: str, content: bytes, mime: str) -> str:
         try:
@@ -312,6 +366,9 @@ class FilesApi:
         return str(response.json()["id"])
 
     async def download(self, file_id: str, max_bytes: int) -> StoredFile:
+        if not _FILE_ID.fullmatch(file_id):
+            shown = file_id if len(file_id) <= 40 else file_id[:40] + "..."
+            raise LgosError(f"{shown!r} is not a file id")
         try:
             meta = await self._http.get(
                 f"{self._root}/{file_id}", headers=self._headers
@@ -1028,13 +1085,22 @@ class Pipe:
             default="http://127.0.0.1:4000/v1",
             description="LiteLLM's OpenAI base URL (…/v1).",
         )
-        gateway_key: str = Field(default="", description="A LiteLLM key.")
+        gateway_key: str = Field(
+            default="",
+            description="A LiteLLM UI key (LGOS_GATEWAY_UI_KEYS): it runs "
+            "graphs and names each user, and administers nothing. Never the "
+            "master key: with WEBUI_AUTH=False every user reads these valves.",
+        )
         files_url: str = Field(
             default="",
             description="The Files API base URL (…/v1); "
             "empty: no uploads and no display_file.",
         )
-        files_key: str = Field(default="", description="A Files API key.")
+        files_key: str = Field(
+            default="",
+            description="A Files API gateway key (LGOS_FILES_GATEWAY_KEYS): it "
+            "acts for each user, whose files are theirs alone.",
+        )
         models: str = Field(
             default="",
             description="Comma-separated models to offer; "
@@ -1047,8 +1113,10 @@ class Pipe:
         )
         open_webui_url: str = Field(
             default="",
-            description="Where this Function reads attachments back from Open WebUI; "
-            "empty: the URL the chat request came in on.",
+            description="Open WebUI's own address, where this Function reads "
+            "attachments back as the user; required for attachments (the "
+            "address a request came in on is never trusted: its Host header "
+            "is the client's to choose).",
         )
         follow_url: str = Field(
             default="",
@@ -1083,7 +1151,7 @@ class Pipe:
         self.name = "LGOS · "
         self.valves = self.Valves()
         self._catalog: tuple[float, list[Graph]] = (0.0, [])
-        self._uploaded: dict[str, str] = {}
+        self._uploaded = UploadCache()
 
     # -- catalog
 
@@ -1094,9 +1162,8 @@ class Pipe:
         if cached and not fresh and time.monotonic() - stamp < 30:
             return cached
         url = api_root(self.valves.gateway_url) + "/model/info"
-        headers = {"Authorization": f"Bearer {self.valves.gateway_key}"}
         try:
-            response = await http.get(url, headers=headers)
+            response = await http.get(url, headers=credentials(self.valves.gateway_key))
         except httpx.HTTPError as exc:
             raise LgosError(f"GET {url} failed: {exc}") from exc
         if response.status_code != 200:
@@ -1160,6 +1227,10 @@ class _Turn:
         self.valves = pipe.valves
         self.body = body
         self.user_valves = user.get("valves")
+        end_user = user.get("id")
+        self.end_user = str(end_user) if end_user else None
+        """Open WebUI's id of the signed-in user: the requests are for them."""
+        self.gateway_headers = credentials(self.valves.gateway_key, self.end_user)
         self.emitter = emitter
         self.caller = caller
         self.chat_id: str | None = None
@@ -1311,7 +1382,7 @@ class _Turn:
             return
         finished = False
         events = stream_response(
-            http, self.valves.gateway_url, self.valves.gateway_key, body
+            http, self.valves.gateway_url, self.gateway_headers, body
         )
         async with aclosing(events):
             async for event in events:
@@ -1330,12 +1401,12 @@ class _Turn:
         follow the run live on the follow route by LGOS's id, reattaching
         after the last sequence number seen when the connection drops.
         Stopping the chat (the stop button) cancels the run."""
-        key = self.valves.gateway_key
+        headers = self.gateway_headers
         queued = await gateway_json(
             http,
             "POST",
             api_root(self.valves.gateway_url) + "/v1/responses",
-            key,
+            headers,
             {**body, "background": True},
         )
         run_id = upstream_response_id(str(queued.get("id") or ""))
@@ -1348,7 +1419,7 @@ class _Turn:
                 seen, dropped = after, False
                 try:
                     async with aclosing(
-                        follow_response(http, follow_url, key, run_id, after)
+                        follow_response(http, follow_url, headers, run_id, after)
                     ) as events:
                         async for event in events:
                             number = event.get("sequence_number")
@@ -1382,7 +1453,7 @@ class _Turn:
                     # (After a drop, the next follow replays what was missed,
                     # even when the run has ended meanwhile.)
                     snapshot = await gateway_json(
-                        http, "GET", f"{follow_url}/responses/{run_id}", key
+                        http, "GET", f"{follow_url}/responses/{run_id}", headers
                     )
                     if snapshot.get("status") in TERMINAL_STATUSES:
                         response = snapshot
@@ -1411,7 +1482,7 @@ class _Turn:
                     http,
                     "POST",
                     f"{follow_url}/responses/{run_id}/cancel",
-                    self.valves.gateway_key,
+                    self.gateway_headers,
                 ),
                 timeout=10,
             )
@@ -1434,7 +1505,11 @@ class _Turn:
     def files_api(self, http: httpx.AsyncClient) -> FilesApi | None:
         if not self.valves.files_url:
             return None
-        return FilesApi(http, self.valves.files_url, self.valves.files_key)
+        return FilesApi(
+            http,
+            self.valves.files_url,
+            credentials(self.valves.files_key, self.end_user),
+        )
 
     async def client_call(self, call: Json, files: FilesApi | None) -> tuple[str, Json]:
         call_id = str(call.get("call_id"))
@@ -1492,29 +1567,40 @@ class _Turn:
             )
         file_ids = []
         for entry in attached:
-            # Per Files API: a changed valve must not reuse another store's ids.
-            key = f"{self.valves.files_url}|{entry['id']}"
-            if key not in self.pipe._uploaded:
+            # Per user and Files API: another user's attachment (its id sent
+            # in a crafted chat) is read through Open WebUI with this user's
+            # token, never taken from the cache; a changed valve must not
+            # reuse another store's ids.
+            key = (self.end_user or "", self.valves.files_url, str(entry["id"]))
+            file_id = self.pipe._uploaded.get(key)
+            if file_id is None:
                 name, mime, content = await self.read_attachment(http, entry)
-                self.pipe._uploaded[key] = await files.upload(name, content, mime)
-            file_ids.append(self.pipe._uploaded[key])
+                file_id = await files.upload(name, content, mime)
+                self.pipe._uploaded.put(key, file_id)
+            file_ids.append(file_id)
         return file_ids
 
     async def read_attachment(
         self, http: httpx.AsyncClient, entry: Json
     ) -> tuple[str, str, bytes]:
-        """An attachment's bytes through Open WebUI's own files API, as the user."""
-        base = self.valves.open_webui_url or str(
-            getattr(self.request, "base_url", "") or ""
-        )
+        """An attachment's bytes through Open WebUI's own files API, as the user.
+
+        Only from the configured ``open_webui_url``: the user's token goes
+        nowhere else (the request's own address comes from its Host header,
+        which the client chooses)."""
+        base = self.valves.open_webui_url.strip()
+        if not base:
+            raise LgosError(
+                "Attachments cannot be read: an admin sets the Function's "
+                "open_webui_url valve to Open WebUI's own address."
+            )
         headers = getattr(self.request, "headers", None) or {}
         cookies = getattr(self.request, "cookies", None) or {}
         token = headers.get("authorization") or (
             f"Bearer {cookies['token']}" if cookies.get("token") else ""
         )
-        if not base:
-            raise LgosError("Set the open_webui_url valve to read attachments.")
-        url = base.rstrip("/") + f"/api/v1/files/{entry['id']}/content"
+        file_id = quote(str(entry["id"]), safe="")
+        url = base.rstrip("/") + f"/api/v1/files/{file_id}/content"
         try:
             response = await http.get(
                 url, headers={"Authorization": token} if token else {}

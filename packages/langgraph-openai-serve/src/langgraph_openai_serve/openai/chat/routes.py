@@ -52,9 +52,10 @@ async def create_chat_completion(request: Request) -> Response:
     body = await parse_body(request, ChatCompletionRequest, state.body_limits)
     config = state.registry.get_graph(body.model)
     check_graph_serves_chat(config, body)
-    admitted = await state.admit(request)
+    scope = await state.scope_for(request)
+    admitted = await state.admit(request, scope)
     try:
-        answer = await _complete(request, state, body, config)
+        answer = await _complete(request, state, body, config, scope)
     except BaseException:
         if admitted is not None:
             admitted.release()
@@ -67,8 +68,10 @@ async def _complete(
     state: ServeState,
     body: ChatCompletionRequest,
     config: GraphConfig,
+    scope: str,
 ) -> Response:
-    """Run the graph: its stream, or its finished completion."""
+    """Run the graph (for the tenant ``scope``): its stream, or its finished
+    completion."""
     log = request_log(request)
     if log is not None:
         log.model = body.model
@@ -90,6 +93,7 @@ async def _complete(
         messages,
         callbacks=state.callbacks() + watch.callbacks,
         request_id=log.request_id if log else None,
+        scope=scope,
     )
     if body.stream:
         include_usage = bool(body.stream_options and body.stream_options.include_usage)

@@ -135,6 +135,7 @@ async def open_run(
             answers=answers,
             durable_thread=durable_thread,
             checkpointer=checkpointer,
+            scope=scope,
         )
     except BaseException:
         if lease is not None:
