@@ -35,6 +35,8 @@ def test_a_batch_spreads_over_workers_and_leaves_room_for_a_background_run(
         LGOS_BATCH_CONCURRENCY="2",
         LGOS_BATCH_LINES_PER_JOB="1",
         LGOS_BACKGROUND_CONCURRENCY="1",
+        # No slot kept for urgent work: room is what the batch leaves.
+        LGOS_BACKGROUND_RESERVED_SLOTS="0",
     )
     input_file = upload_lines(files, ["hold-0", "hold-1", "hold-2"])
     stack.start_api()
@@ -148,6 +150,8 @@ def test_a_background_response_waits_for_one_line_of_a_running_chunk_not_the_chu
         LGOS_BATCH_CONCURRENCY="1",
         LGOS_BATCH_LINES_PER_JOB="3",
         LGOS_BACKGROUND_CONCURRENCY="1",
+        # No slot kept for urgent work: the chunk's own slot must be freed.
+        LGOS_BACKGROUND_RESERVED_SLOTS="0",
     )
     input_file = upload_lines(files, ["hold-0", "line-1", "line-2"])
     stack.start_api()
@@ -172,3 +176,32 @@ def test_a_background_response_waits_for_one_line_of_a_running_chunk_not_the_chu
     output = lines_of(files, done.output_file_id)
     assert [line["custom_id"] for line in output] == ["req-0", "req-1", "req-2"]
     assert {line["response"]["status_code"] for line in output} == {200}
+
+
+def test_a_background_response_starts_at_once_in_the_slot_kept_for_it(
+    batch_stack: StackFactory, files: OpenAI
+) -> None:
+    stack = batch_stack(
+        LGOS_BATCH_CONCURRENCY="1",
+        LGOS_BATCH_LINES_PER_JOB="3",
+        LGOS_BACKGROUND_CONCURRENCY="1",  # and one slot kept (the default)
+    )
+    input_file = upload_lines(files, ["hold-0", "line-1", "line-2"])
+    stack.start_api()
+    stack.start_worker()
+    client = stack.client()
+    batch = create_batch(client, input_file)
+    wait_until(lambda: bool(pids_that_started(stack, "hold-0")), 120, "line 0")
+
+    submitted = client.responses.create(
+        model="work", input="interactive", background=True
+    )
+    # The batch's line still holds the only regular slot.
+    wait_until(lambda: stack.status(submitted.id) in TERMINAL, 120, "the Response")
+    line_1_meanwhile = bool(stack.markers_of("start", "line-1"))
+    stack.release("hold")
+    done = wait_for_batch(client, batch.id)
+
+    assert stack.status(submitted.id) == "completed"
+    assert not line_1_meanwhile  # the kept slot took no line
+    assert done.status == "completed", done.errors

@@ -307,6 +307,32 @@ async def test_a_job_queued_in_a_rolled_back_transaction_never_exists(
     assert await backend.jobs.live(recorder.name, "G") is False
 
 
+async def test_a_workers_fetch_leaves_its_reserved_slots_to_urgent_work(
+    postgres_backend_factory, recorder
+):
+    # The fetch itself, without a worker loop (whose timing would decide
+    # which of two waiting jobs it saw first).
+    backend = await postgres_backend_factory(fair=FairShare(reserved=1))
+    backend.jobs.register(recorder.task())
+    manager = backend.jobs.app.job_manager
+    manager.regular_slots = 1
+    await backend.jobs.open()
+    worker_id = await manager.register_worker()
+    await backend.jobs.defer([recorder.job("first", priority=Priority.BULK)])
+    await backend.jobs.defer([recorder.job("second", priority=Priority.BULK)])
+
+    first = await manager.fetch_job(None, worker_id)
+    none_left = await manager.fetch_job(None, worker_id)  # the regular slot is used
+    await backend.jobs.defer([recorder.job("urgent", priority=Priority.INTERACTIVE)])
+    urgent = await manager.fetch_job(None, worker_id)
+
+    assert first is not None
+    assert first.task_kwargs["key"] == "first"
+    assert none_left is None
+    assert urgent is not None
+    assert urgent.task_kwargs["key"] == "urgent"
+
+
 async def test_a_stopping_worker_hands_its_job_back_to_the_next(
     postgres_backend_factory, recorder
 ):
@@ -508,6 +534,32 @@ async def test_without_aging_fresh_urgent_work_goes_first(slots, recorder):
         await recorder.wait(recorder.finished, "bulk")
 
     assert recorder.started_keys() == ["holder", "urgent", "bulk"]
+
+
+async def test_a_reserved_slot_takes_only_urgent_work(slots, recorder):
+    async with slots(1, FairShare(reserved=1)) as jobs:
+        jobs.register(recorder.task())
+        holder = recorder.job("holder", hold=True, priority=Priority.BULK)
+        await jobs.defer([holder])
+        await recorder.wait(recorder.started, "holder")
+        await jobs.defer([recorder.job("bulk", hold=True, priority=Priority.BULK)])
+        urgent = recorder.job("urgent", hold=True, priority=Priority.INTERACTIVE)
+        await jobs.defer([urgent])
+        # The regular slot is the holder's: the reserved one takes urgent work
+        # at once, never the waiting line.
+        await recorder.wait(recorder.started, "urgent")
+        await jobs.defer(
+            [recorder.job("urgent-2", hold=True, priority=Priority.INTERACTIVE)]
+        )
+        recorder.free("urgent")
+        await recorder.wait(recorder.started, "urgent-2")
+        started_while_held = recorder.started_keys()
+        for key in ("holder", "urgent-2", "bulk"):
+            recorder.free(key)
+        await recorder.wait(recorder.finished, "bulk")
+
+    assert started_while_held == ["holder", "urgent", "urgent-2"]
+    assert recorder.started_keys()[-1] == "bulk"
 
 
 async def test_a_running_job_is_outranked_by_a_tenant_with_fewer_slots_only(

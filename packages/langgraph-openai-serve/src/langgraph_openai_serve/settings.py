@@ -218,7 +218,13 @@ class Settings(BaseSettings):
     seconds); the server deletes older ones every hour and ``lgos
     responses-cleanup`` does it on demand."""
     BACKGROUND_CONCURRENCY: int = Field(default=8, ge=1)
-    """Background runs one process (API or worker) executes at once."""
+    """Queued jobs (background runs, batch lines and steps, webhook
+    deliveries) one process (API or worker) executes at once."""
+    BACKGROUND_RESERVED_SLOTS: int = Field(default=1, ge=0)
+    """Slots each such process keeps beyond ``LGOS_BACKGROUND_CONCURRENCY``
+    for background Responses only (and work that waited long enough to rise
+    to their class): one arriving while batch lines hold every other slot
+    starts at once instead of at the end of a line. ``0``: none."""
     BACKGROUND_MAX_ATTEMPTS: int = Field(default=3, ge=1)
     """Runs of one background Response that may be lost with their worker
     (killed, crashed) before the Response fails; stops do not count."""

@@ -84,4 +84,5 @@ def fair_share(settings: Settings) -> FairShare:
             if own.weight != 1.0
         },
         aging=settings.QUEUE_AGING,
+        reserved=settings.BACKGROUND_RESERVED_SLOTS,
     )

@@ -12,6 +12,10 @@ jobs (due, their lock free) are ranked by
    one using least of the fleet gets the slot; a tenant alone gets every slot.
 3. **arrival**: the order queued, among equals.
 
+A queue also keeps ``reserved`` slots beyond its concurrency for the top
+class only: a background Response arriving while batch lines hold every
+other slot starts at once, not when a line ends.
+
 A long job of a low class offers its slot back between its pieces
 (``JobQueue.outranked``) when a waiting job would win over it were it queued
 again now, its tenant holding one slot fewer: a waiting job of a higher
@@ -46,6 +50,10 @@ class FairShare:
     gets twice the slots of one of weight 1 when both wait."""
     aging: float | None = 30.0
     """Seconds a waiting job takes to rise one class (``None``: never)."""
+    reserved: int = 0
+    """Slots a queue keeps beyond its concurrency for jobs of the top class
+    (background Responses, and work that rose to their class): the others
+    never hold more than the concurrency."""
 
     def weight(self, tenant: str) -> float:
         return self.weights.get(tenant, 1.0)

@@ -1,5 +1,6 @@
-"""``FairSlots``: at most N holders; a freed slot goes to the waiter the
-fair share ranks first (``jobs/fairness.py``).
+"""``FairSlots``: at most N holders (and the reserved slots of the top
+class); a freed slot goes to the waiter the fair share ranks first
+(``jobs/fairness.py``).
 
 ``asyncio.Semaphore`` wakes its waiters in arrival order; the in-process
 queue needs the order the durable one has: the most urgent class first
@@ -16,7 +17,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from langgraph_openai_serve.jobs.fairness import FairShare
+from langgraph_openai_serve.jobs.fairness import TOP_CLASS, FairShare
 
 
 @dataclass(eq=False, slots=True)
@@ -25,15 +26,22 @@ class _Waiter:
     tenant: str
     since: float
     arrival: int
-    future: asyncio.Future[None] = field(repr=False)
+    future: asyncio.Future[bool] = field(repr=False)
+    """Set to whether the slot given counts against the concurrency (its job
+    is below the top class) or is a reserved one's."""
 
 
 class FairSlots:
-    """``size`` slots shared by tenants the way ``fair`` says."""
+    """``size`` slots shared by tenants the way ``fair`` says, and
+    ``fair.reserved`` more that only jobs of the top class take."""
 
     def __init__(self, size: int, fair: FairShare | None = None) -> None:
-        self._free = size
         self._fair = fair or FairShare()
+        self._size = size
+        self._slots = size + self._fair.reserved
+        self._held = 0
+        self._below_top = 0
+        """Slots held by jobs below the top class (at most ``size``)."""
         self._waiters: list[_Waiter] = []
         self._holding: dict[str, int] = {}
         self._arrivals = itertools.count()
@@ -45,60 +53,64 @@ class FairSlots:
         """A slot for the block, for a job of ``priority`` and ``tenant``
         waiting since ``since`` (``time.monotonic()``)."""
         owner = tenant or ""
-        await self._acquire(priority, owner, since)
+        below_top = await self._acquire(priority, owner, since)
         try:
             yield
         finally:
-            self._release(owner)
+            self._release(owner, below_top)
 
     def holding(self, tenant: str | None) -> int:
         """Slots ``tenant``'s jobs hold now."""
         return self._holding.get(tenant or "", 0)
 
-    async def _acquire(self, priority: int, tenant: str, since: float) -> None:
-        if self._free > 0 and not self._live():
-            self._take(tenant)
-            return
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        waiter = _Waiter(priority, tenant, since, next(self._arrivals), future)
-        self._waiters.append(waiter)
+    async def _acquire(self, priority: int, tenant: str, since: float) -> bool:
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._waiters.append(
+            _Waiter(priority, tenant, since, next(self._arrivals), future)
+        )
+        self._dispatch()
         try:
-            await future
+            return await future
         except asyncio.CancelledError:
             if future.done() and not future.cancelled():
-                self._release(tenant)  # handed a slot as it was cancelled: pass it on
+                # Given a slot as it was cancelled: pass it on.
+                self._release(tenant, future.result())
             raise
 
-    def _live(self) -> list[_Waiter]:
+    def _dispatch(self) -> None:
+        """Give free slots to the waiters ranked first that may take one."""
+        while self._held < self._slots:
+            now = time.monotonic()
+            eligible = [
+                (self._fair.effective(w.priority, now - w.since), w)
+                for w in self._waiters
+                if not w.future.done()
+            ]
+            if self._below_top >= self._size:  # only reserved slots are free
+                eligible = [(e, w) for e, w in eligible if e >= TOP_CLASS]
+            if not eligible:
+                break
+            effective, chosen = min(
+                eligible,
+                key=lambda ew: (-ew[0], self._share(ew[1]), ew[1].arrival),
+            )
+            self._waiters.remove(chosen)
+            below_top = effective < TOP_CLASS
+            self._held += 1
+            self._below_top += below_top
+            self._holding[chosen.tenant] = self._holding.get(chosen.tenant, 0) + 1
+            chosen.future.set_result(below_top)
         self._waiters = [w for w in self._waiters if not w.future.done()]
-        return self._waiters
 
     def _share(self, waiter: _Waiter) -> float:
         return self._fair.share(waiter.tenant, self._holding.get(waiter.tenant, 0))
 
-    def _take(self, tenant: str) -> None:
-        self._free -= 1
-        self._holding[tenant] = self._holding.get(tenant, 0) + 1
-
-    def _release(self, tenant: str) -> None:
+    def _release(self, tenant: str, below_top: bool) -> None:
         left = self._holding[tenant] - 1
         if left:
             self._holding[tenant] = left
         else:
             del self._holding[tenant]
-        self._free += 1
-        waiters = self._live()
-        if not waiters:
-            return
-        now = time.monotonic()
-        chosen = min(
-            waiters,
-            key=lambda w: (
-                -self._fair.effective(w.priority, now - w.since),
-                self._share(w),
-                w.arrival,
-            ),
-        )
-        self._waiters.remove(chosen)
-        self._take(chosen.tenant)
-        chosen.future.set_result(None)
+        self._held -= 1
+        self._below_top -= below_top
+        self._dispatch()

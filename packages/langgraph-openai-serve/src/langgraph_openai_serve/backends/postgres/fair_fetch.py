@@ -115,11 +115,19 @@ ranked AS (
 
 _FETCH = (
     _RANKED
-    + """,
+    + f""",
+eligible AS (
+    SELECT * FROM ranked
+     WHERE ranked.effective >= {TOP_CLASS} OR (
+         SELECT count(*) FROM procrastinate_jobs
+          WHERE worker_id = %(worker_id)s AND status = 'doing'
+            AND priority < {TOP_CLASS}
+     ) < %(regular_slots)s
+),
 picked AS (
-    SELECT job.id FROM ranked JOIN procrastinate_jobs AS job ON job.id = ranked.id
+    SELECT job.id FROM eligible JOIN procrastinate_jobs AS job ON job.id = eligible.id
      WHERE job.status = 'todo'
-     ORDER BY ranked.effective DESC, ranked.share, ranked.id
+     ORDER BY eligible.effective DESC, eligible.share, eligible.id
      LIMIT 1
      FOR UPDATE OF job SKIP LOCKED
 ),
@@ -130,13 +138,15 @@ taken AS (
               job.queueing_lock, job.args, job.scheduled_at, job.queue_name,
               job.attempts, job.worker_id
 )
-SELECT taken.*, (SELECT count(*) FROM ranked) AS candidates
+SELECT taken.*, (SELECT count(*) FROM eligible) AS candidates
   FROM (SELECT 1) AS one LEFT JOIN taken ON true
 """
 )
-"""Take the first job of the ranking that no other worker is taking; with
-it, how many candidates there were (all of them taken by others meanwhile
-means: look again)."""
+"""Take the first job of the ranking that no other worker is taking, below
+the top class only while the worker's jobs below it hold fewer than its
+regular slots (the rest are reserved for the top class); with it, how many
+candidates there were (all of them taken by others meanwhile means: look
+again)."""
 
 OUTRANKED = (
     _RANKED
@@ -165,11 +175,16 @@ def fair_parameters(fair: FairShare) -> dict[str, Any]:
 
 
 class FairJobManager(OutlastingJobManager):
-    """procrastinate's job manager, fetching in the fair share's order."""
+    """procrastinate's job manager, fetching in the fair share's order.
+
+    ``regular_slots``: of the worker's slots, those jobs below the top class
+    may hold (``None``: all; ``ProcrastinateQueue.worker`` sets it when the
+    worker keeps reserved slots)."""
 
     def __init__(self, connector: Any, fair: FairShare) -> None:
         super().__init__(connector)
         self._parameters = fair_parameters(fair)
+        self.regular_slots: int | None = None
 
     async def fetch_job(
         self, queues: Iterable[str] | None, worker_id: int
@@ -179,7 +194,10 @@ class FairJobManager(OutlastingJobManager):
         for _ in range(FETCH_TRIES):
             try:
                 row = await self.connector.execute_query_one_async(
-                    _FETCH, worker_id=worker_id, **self._parameters
+                    _FETCH,
+                    worker_id=worker_id,
+                    regular_slots=self.regular_slots or 2**31 - 1,
+                    **self._parameters,
                 )
             except UniqueViolation:
                 # Another worker took a job of the same lock at this moment.

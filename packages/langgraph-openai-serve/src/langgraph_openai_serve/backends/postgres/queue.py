@@ -121,7 +121,9 @@ class ProcrastinateQueue:
         fair: FairShare | None = None,
     ) -> None:
         self.app = app
-        self._fair = fair_parameters(fair or FairShare())
+        fair = fair or FairShare()
+        self._fair = fair_parameters(fair)
+        self._reserved = fair.reserved
         self.conninfo = conninfo
         self.stalled_timeout = stalled_timeout
         self.count_reruns = count_reruns
@@ -270,9 +272,17 @@ class ProcrastinateQueue:
         heartbeat_interval: float,
         stalled_check_interval: float,
     ) -> QueueWorker:
-        """A worker of this queue (``lgos worker``)."""
+        """A worker of this queue (``lgos worker``): ``concurrency`` slots,
+        and the fair share's reserved ones for the top class."""
+        from langgraph_openai_serve.backends.postgres.fair_fetch import (
+            FairJobManager,
+        )
         from langgraph_openai_serve.backends.postgres.queue_worker import QueueWorker
 
+        manager = self.app.job_manager
+        if self._reserved and isinstance(manager, FairJobManager):
+            manager.regular_slots = concurrency
+            concurrency += self._reserved
         return QueueWorker(
             self.app,
             QUEUE,

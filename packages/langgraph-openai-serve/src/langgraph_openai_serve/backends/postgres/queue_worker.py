@@ -229,7 +229,17 @@ up to the second while it keeps failing."""
 
 
 class _Worker(Worker):
-    """procrastinate's worker, watching its side tasks while it runs."""
+    """procrastinate's worker, watching its side tasks while it runs, and
+    looking for a job again whenever one ends."""
+
+    async def _process_job(self, context: Any) -> None:
+        try:
+            await super()._process_job(context)
+        finally:
+            # Its end may let a waiting job in (a lock it held, a slot below
+            # the top class) that no notification announces: procrastinate
+            # would take it at its next poll, seconds later.
+            self._new_job_event.set()
 
     async def _monitor_side_tasks(self, side_tasks: list[asyncio.Task[Any]]) -> None:
         watched = {task: task.get_name() for task in side_tasks}
