@@ -7,7 +7,24 @@ import datetime as dt
 from typing import Any
 
 from langgraph_openai_serve.responses.errors import IdempotencyKeyReusedError
-from langgraph_openai_serve.responses.protocol import BackgroundJob
+from langgraph_openai_serve.responses.protocol import TERMINAL_STATUSES, BackgroundJob
+
+LIVE_RUN_INDEX = "lgos_background_live_run"
+"""The unique index that keeps one live Response per scope and interrupt run
+(migration 3): a second one's INSERT fails on it."""
+
+# The index's predicate, spelled as the index spells it (so PostgreSQL uses
+# the index to answer it): a Response that has not finished.
+_LIVE = (
+    "NOT (snapshot->>'status' = ANY ('{" + ",".join(sorted(TERMINAL_STATUSES)) + "}'))"
+)
+
+# Whether a live Response of the scope drives the run.
+DRIVES = f"""
+SELECT 1 AS live FROM lgos_background_responses
+WHERE scope = %s AND job->>'run_id' = %s AND job->>'run_id' IS NOT NULL AND {_LIVE}
+LIMIT 1
+"""
 
 # A followed Response's status and its events after a sequence number: one
 # row with no event when there is none yet, no row when it is gone.

@@ -12,7 +12,8 @@ holds background Responses (``job`` set) and, with
 ``LGOS_RESPONSE_STORE=postgres``, finished foreground ones (``job`` null),
 each with the input items its request carried; ``lgos_background_events``
 holds the stream events of background runs and goes with its Response
-(``ON DELETE CASCADE``). Conversations: ``lgos_conversations`` and their
+(``ON DELETE CASCADE``); a unique index keeps one queued or running
+Response per scope and interrupt run. Conversations: ``lgos_conversations`` and their
 items ``lgos_conversation_items``. Batches: ``lgos_batches`` and their lines
 ``lgos_batch_lines``. The queue's tables are procrastinate's own, and the
 checkpoints of durable runs LangGraph's (``backend.py`` sets both up).
@@ -112,6 +113,32 @@ CREATE TABLE IF NOT EXISTS lgos_batch_lines (
     failed boolean NOT NULL DEFAULT false,
     PRIMARY KEY (batch_id, seq)
 );
+""",
+    # 3: one live Response per scope and interrupt run, kept by the
+    # database: two submits racing past a check could both be stored (the
+    # loser then failed a moment later), and the check looked across scopes.
+    # A live duplicate left by that race (all but the oldest) ends failed,
+    # as its run would have, so the index can be built.
+    """
+UPDATE lgos_background_responses r
+SET snapshot = r.snapshot || jsonb_build_object(
+    'status', 'failed',
+    'error', jsonb_build_object(
+        'code', 'run_busy',
+        'message', 'Another request is already running this operation.'))
+WHERE r.job->>'run_id' IS NOT NULL
+AND NOT (r.snapshot->>'status' = ANY ('{cancelled,completed,failed,incomplete}'))
+AND EXISTS (
+    SELECT 1 FROM lgos_background_responses o
+    WHERE o.scope = r.scope AND o.job->>'run_id' = r.job->>'run_id'
+    AND NOT (o.snapshot->>'status' = ANY ('{cancelled,completed,failed,incomplete}'))
+    AND (o.created_at, o.id) < (r.created_at, r.id)
+);
+DROP INDEX IF EXISTS lgos_background_run;
+CREATE UNIQUE INDEX IF NOT EXISTS lgos_background_live_run
+    ON lgos_background_responses (scope, (job->>'run_id'))
+    WHERE job->>'run_id' IS NOT NULL
+    AND NOT (snapshot->>'status' = ANY ('{cancelled,completed,failed,incomplete}'));
 """,
 )
 
