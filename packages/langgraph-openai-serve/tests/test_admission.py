@@ -18,7 +18,12 @@ import openai
 import pytest
 from langchain_core.messages import AIMessage
 from langgraph.graph import MessagesState
-from langgraph_openai_serve import GraphRegistry, LanggraphOpenaiServe, Settings
+from langgraph_openai_serve import (
+    GraphFeature,
+    GraphRegistry,
+    LanggraphOpenaiServe,
+    Settings,
+)
 from lgos_testkit import async_wait_until
 from metrics_support import Scrape
 from support import config, one_node_graph
@@ -65,7 +70,14 @@ async def serve(held: Held) -> AsyncIterator[Serve]:
 
     def make(**settings: Any) -> httpx.AsyncClient:
         server = LanggraphOpenaiServe(
-            graphs=GraphRegistry(registry={"held": config(one_node_graph(held.node))}),
+            graphs=GraphRegistry(
+                registry={
+                    "held": config(one_node_graph(held.node)),
+                    "held-later": config(
+                        one_node_graph(held.node), features={GraphFeature.BACKGROUND}
+                    ),
+                }
+            ),
             settings=Settings(API_KEYS=KEYS, **settings),
         ).bind_openai_api()
         client = httpx.AsyncClient(
@@ -234,12 +246,89 @@ async def test_the_sdks_own_retry_gets_through_once_a_run_ended(serve, held):
     assert completion.choices[0].message.content == "done"
 
 
+async def test_a_tenant_past_its_background_responses_gets_429_and_another_submits(
+    serve, held
+):
+    http = serve(TENANT_MAX_BACKGROUND=2, RESPONSE_STORE="memory")
+    queued = [
+        await _response(http, "sk-alice", model="held-later", background=True)
+        for _ in range(2)
+    ]
+    await held.until_running(2)
+
+    refused = await _response(http, "sk-alice", model="held-later", background=True)
+    bobs = await _response(http, "sk-bob", model="held-later", background=True)
+    await held.until_running(3)
+    held.release.set()
+
+    async def ended() -> bool:
+        for answer in queued:
+            polled = await http.get(
+                f"/v1/responses/{answer.json()['id']}", headers=_as("sk-alice")
+            )
+            if polled.json()["status"] != "completed":
+                return False
+        return True
+
+    await async_wait_until(ended, PROMPT, "alice's background Responses to end")
+    again = await _response(http, "sk-alice", model="held-later", background=True)
+
+    assert [answer.status_code for answer in queued] == [200, 200]
+    assert refused.status_code == 429, refused.text
+    error = refused.json()["error"]
+    assert (error["type"], error["code"]) == ("requests", "rate_limit_exceeded")
+    assert "2 background responses" in error["message"]
+    assert refused.headers["retry-after"] == "1"
+    # The limit counts queued work, not requests per minute: no such headers.
+    assert "x-ratelimit-limit-requests" not in refused.headers
+    assert bobs.status_code == 200
+    assert again.status_code == 200
+
+
+async def test_streams_following_background_runs_are_bounded_per_process(serve, held):
+    http = serve(MAX_STREAMS=1, RESPONSE_STORE="memory")
+    following = asyncio.create_task(
+        _response(http, "sk-alice", model="held-later", background=True, stream=True)
+    )
+    await held.until_running(1)
+    queued = await _response(http, "sk-bob", model="held-later", background=True)
+    response_id = queued.json()["id"]
+
+    refused = await http.get(
+        f"/v1/responses/{response_id}?stream=true", headers=_as("sk-bob")
+    )
+    refused_create = await _response(
+        http, "sk-bob", model="held-later", background=True, stream=True
+    )
+    jobs = Scrape.of((await http.get("/metrics")).text).value("lgos_background_jobs")
+    held.release.set()
+    streamed = await following
+    again = await http.get(
+        f"/v1/responses/{response_id}?stream=true", headers=_as("sk-bob")
+    )
+
+    assert refused.status_code == 503, refused.text
+    assert refused.json()["error"]["code"] == "server_overloaded"
+    assert refused.headers["retry-after"] == "1"
+    assert refused_create.status_code == 503
+    assert jobs == 2  # refused before anything was queued
+    assert "response.completed" in streamed.text
+    assert again.status_code == 200
+    assert "response.completed" in again.text
+
+
 def test_none_lifts_a_limit_from_the_environment(monkeypatch):
     monkeypatch.setenv("LGOS_MAX_RUNS", "none")
     monkeypatch.setenv("LGOS_TENANT_MAX_RUNS", "")
-    monkeypatch.setenv("LGOS_TENANT_LIMITS", '{"bob": {"runs": 3}}')
+    monkeypatch.setenv("LGOS_TENANT_MAX_BACKGROUND", "none")
+    monkeypatch.setenv(
+        "LGOS_TENANT_LIMITS", '{"bob": {"runs": 3, "batches": null, "weight": 2}}'
+    )
 
     settings = Settings()
 
     assert (settings.MAX_RUNS, settings.TENANT_MAX_RUNS) == (None, None)
-    assert settings.TENANT_LIMITS["bob"].runs == 3
+    assert settings.TENANT_MAX_BACKGROUND is None
+    assert settings.TENANT_MAX_BATCHES == 16
+    bob = settings.TENANT_LIMITS["bob"]
+    assert (bob.runs, bob.batches, bob.weight) == (3, None, 2.0)

@@ -80,6 +80,8 @@ class Fleet:
     listener: Any
     """The API's listener of background events (its followers wait there)."""
     app: Any
+    running: asyncio.Task[None]
+    """The worker's loop (the fixture stops it)."""
 
 
 def _server(database: FaultyPostgres, held: Held, **settings: Any) -> Any:
@@ -126,7 +128,9 @@ async def fleet(database: FaultyPostgres, held: Held) -> AsyncIterator[Fleet]:
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=server.app), base_url="http://lgos.test"
     ) as client:
-        yield Fleet(client, worker, services.backend.responses.listener, server.app)
+        yield Fleet(
+            client, worker, services.backend.responses.listener, server.app, running
+        )
     held.release.set()
     worker.stop()
     await running
@@ -368,6 +372,10 @@ async def test_readiness_is_back_at_once_after_a_reset(fleet, database, held):
         before = await fleet.http.get("/health/ready")
         database.terminate_clients()  # the pool's connections and the queue's die
         after = await fleet.http.get("/health/ready")
+        # The lifespan's end closes the queue: its worker stops first (it may
+        # be starting over after the reset, on the app about to close).
+        fleet.worker.stop()
+        await fleet.running
 
     assert before.status_code == 200, before.text
     assert after.status_code == 200, after.text

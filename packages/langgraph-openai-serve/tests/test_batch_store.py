@@ -24,6 +24,7 @@ from langgraph_openai_serve.batches.protocol import (
     StoredBatch,
     Usage,
 )
+from langgraph_openai_serve.operations.admission import LimitReached
 from psycopg.pq import TransactionStatus
 
 pytestmark = pytest.mark.anyio
@@ -169,6 +170,26 @@ async def test_a_batch_whose_validation_cannot_be_queued_is_not_kept(batch_store
     assert await batch_store.read(batch["id"]) is None
     assert await batch_store.page("alice", None, 10) == ([], False)
     assert await batch_store.overdue(time.time()) == []
+
+
+async def test_a_scope_at_its_open_limit_is_refused_until_one_ends(batch_store):
+    ended = _batch()
+    await batch_store.create("alice", ended, _nothing, 2)
+    await batch_store.create("alice", _batch(), _nothing, 2)
+    refused_batch = _batch()
+
+    with pytest.raises(LimitReached) as refused:
+        await batch_store.create("alice", refused_batch, _nothing, 2)
+    kept_refused = await batch_store.read(refused_batch["id"])
+    await batch_store.create("bob", _batch(), _nothing, 2)
+    await batch_store.transition(
+        ended["id"], frozenset({"validating"}), {"status": "failed"}
+    )
+    await batch_store.create("alice", refused_batch, _nothing, 2)
+
+    assert (refused.value.limit, refused.value.allowed) == ("tenant_batches", 2)
+    assert kept_refused is None
+    assert await batch_store.read(refused_batch["id"]) is not None
 
 
 async def test_another_scope_finds_no_batch_and_lists_none(batch_store):

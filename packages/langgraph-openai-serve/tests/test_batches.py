@@ -393,3 +393,34 @@ async def test_an_unreachable_files_api_fails_the_batch_instead_of_hanging(
     assert done.status == "failed"
     assert done.errors is not None
     assert [e.code for e in done.errors.data or []] == ["server_error"]
+
+
+async def test_a_tenant_past_its_open_batches_gets_429_and_another_creates_one(
+    tenants: TenantsFactory,
+) -> None:
+    gate = asyncio.Event()
+    both = tenants(_graphs(gate), TENANT_MAX_BATCHES=2)
+    alice, bob = both["alice"], both["bob"]
+    waiting = await alice.upload([_responses_line("stuck", "wait", model="gate")])
+    first = await _create(alice, waiting)
+    second = await _create(alice, waiting)
+
+    with pytest.raises(openai.RateLimitError) as refused:
+        await _create(alice, waiting)
+    bobs = await _create(bob, await bob.upload([_responses_line("q", "hi")]))
+    listed = [batch.id async for batch in alice.lgos.batches.list()]
+    gate.set()
+    for batch in (first, second):
+        await await_batch(alice.lgos, batch.id)
+    third = await _create(alice, waiting)  # one ended: room again
+    await await_batch(alice.lgos, third.id)
+
+    error = refused.value.body
+    assert refused.value.status_code == 429
+    assert isinstance(error, dict)
+    assert error["code"] == "rate_limit_exceeded"
+    assert "2 batches in progress" in error["message"]
+    assert refused.value.response.headers["retry-after"] == "1"
+    assert bobs.status in {"validating", "in_progress", "finalizing", "completed"}
+    # Nothing was kept of the refused one.
+    assert sorted(listed) == sorted([first.id, second.id])

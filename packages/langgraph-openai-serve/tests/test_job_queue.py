@@ -14,10 +14,12 @@ from typing import Any
 
 import psycopg
 import pytest
-from backend_fixtures import jobs_running
+from backend_fixtures import PostgresBackendFactory, jobs_running
 from langgraph_openai_serve.backends.memory.jobs import InProcessQueue
+from langgraph_openai_serve.jobs.fairness import FairShare
 from langgraph_openai_serve.jobs.protocol import Job, JobArgs, JobQueue, Priority, Task
 from langgraph_openai_serve.jobs.retry import every
+from langgraph_openai_serve.observability.queue import WorkCount
 from langgraph_openai_serve.operations.readiness import NotReady
 
 pytestmark = pytest.mark.anyio
@@ -33,6 +35,7 @@ class Recorder:
     def __init__(self, name: str = "lgos.test_job") -> None:
         self.name = name
         self.runs: list[tuple[str, int]] = []
+        self.arguments: dict[str, JobArgs] = {}
         self.started: dict[str, asyncio.Event] = {}
         self.finished: dict[str, asyncio.Event] = {}
         self.release: dict[str, asyncio.Event] = {}
@@ -45,6 +48,7 @@ class Recorder:
     async def run(self, args: JobArgs, attempts: int) -> None:
         key = args["key"]
         self.runs.append((key, attempts))
+        self.arguments[key] = dict(args)
         self.running += 1
         self.most_at_once = max(self.most_at_once, self.running)
         self._event(self.started, key).set()
@@ -71,7 +75,17 @@ class Recorder:
         lock = args.pop("lock", None)
         queueing_lock = args.pop("queueing_lock", None)
         priority = args.pop("priority", Priority.STEP)
-        return Job(self.name, {"key": key, **args}, lock, queueing_lock, priority)
+        tenant = args.pop("tenant", None)
+        return Job(
+            self.name, {"key": key, **args}, lock, queueing_lock, priority, tenant
+        )
+
+    def free(self, key: str) -> None:
+        """Let ``key``'s job end once it holds (now, if it does)."""
+        self._event(self.release, key).set()
+
+    def started_keys(self) -> list[str]:
+        return [key for key, _ in self.runs]
 
 
 @pytest.fixture
@@ -94,6 +108,32 @@ async def one_slot(backend: Any, on_postgres: bool) -> AsyncIterator[JobQueue]:
         await queue.close()
 
 
+@pytest.fixture
+def slots(
+    backend: Any,
+    on_postgres: bool,
+    postgres_backend_factory: PostgresBackendFactory,
+) -> Callable[..., contextlib.AbstractAsyncContextManager[JobQueue]]:
+    """The ``backend``'s kind of queue with ``concurrency`` slots shared as
+    ``fair`` says: a worker on PostgreSQL, an in-process queue otherwise."""
+    del backend  # its parameter chooses the kind
+
+    @contextlib.asynccontextmanager
+    async def make(concurrency: int, fair: FairShare) -> AsyncIterator[JobQueue]:
+        if on_postgres:
+            own = await postgres_backend_factory(fair=fair)
+            async with jobs_running(own, concurrency=concurrency):
+                yield own.jobs
+            return
+        queue = InProcessQueue(concurrency, fair)
+        try:
+            yield queue
+        finally:
+            await queue.close()
+
+    return make
+
+
 async def test_a_queued_job_runs_with_its_arguments(backend, recorder):
     backend.jobs.register(recorder.task())
 
@@ -102,6 +142,16 @@ async def test_a_queued_job_runs_with_its_arguments(backend, recorder):
         await recorder.wait(recorder.finished, "a")
 
     assert recorder.runs == [("a", 0)]
+
+
+async def test_a_job_of_a_tenant_runs_with_its_own_arguments_only(backend, recorder):
+    backend.jobs.register(recorder.task())
+
+    async with jobs_running(backend):
+        await backend.jobs.defer([recorder.job("a", extra=1, tenant="alice")])
+        await recorder.wait(recorder.finished, "a")
+
+    assert recorder.arguments["a"] == {"key": "a", "extra": 1}
 
 
 async def test_jobs_sharing_a_lock_never_run_at_once(backend, recorder):
@@ -211,10 +261,14 @@ async def test_stats_count_waiting_and_running_jobs(backend, recorder):
     backend.jobs.register(recorder.task())
 
     async with jobs_running(backend):
-        await backend.jobs.defer([recorder.job("busy", lock="L", hold=True)])
+        busy = recorder.job("busy", lock="L", hold=True, tenant="a")
+        await backend.jobs.defer([busy])
         await recorder.wait(recorder.started, "busy")
         await backend.jobs.defer(
-            [recorder.job("w1", lock="L"), recorder.job("w2", lock="L")]
+            [
+                recorder.job("w1", lock="L", priority=Priority.BULK, tenant="a"),
+                recorder.job("w2", lock="L", priority=Priority.INTERACTIVE),
+            ]
         )
         stats = await backend.jobs.stats()
         recorder.release["busy"].set()
@@ -222,6 +276,11 @@ async def test_stats_count_waiting_and_running_jobs(backend, recorder):
 
     assert (stats.ready, stats.running) == (2, 1)
     assert stats.oldest_ready_seconds >= 0
+    assert sorted(stats.work, key=lambda count: (count.work, count.tenant)) == [
+        WorkCount("bulk", "a", 1, 0),
+        WorkCount("interactive", "", 1, 0),
+        WorkCount("step", "a", 0, 1),
+    ]
 
 
 # --- the durable queue: PostgreSQL ------------------------------------------
@@ -342,7 +401,7 @@ async def test_a_free_slot_takes_the_waiting_job_of_highest_priority_first(
     ]
 
 
-async def test_waiting_above_sees_a_waiting_job_of_higher_priority_only(
+async def test_outranked_sees_a_waiting_job_of_higher_priority_only(
     backend, on_postgres, recorder
 ):
     async with one_slot(backend, on_postgres) as jobs:
@@ -350,13 +409,13 @@ async def test_waiting_above_sees_a_waiting_job_of_higher_priority_only(
         holder = recorder.job("holder", lock="H", hold=True, priority=Priority.BULK)
         await jobs.defer([holder])
         await recorder.wait(recorder.started, "holder")
-        alone = await jobs.waiting_above(Priority.BULK)
+        alone = await jobs.outranked(Priority.BULK, None)
         await jobs.defer([recorder.job("bulk", priority=Priority.BULK)])
         await jobs.defer([recorder.job("blocked", lock="H")])  # its lock is taken
-        behind_bulk_and_lock = await jobs.waiting_above(Priority.BULK)
+        behind_bulk_and_lock = await jobs.outranked(Priority.BULK, None)
         await jobs.defer([recorder.job("step", lock="S")])
-        behind_step = await jobs.waiting_above(Priority.BULK)
-        above_step = await jobs.waiting_above(Priority.STEP)
+        behind_step = await jobs.outranked(Priority.BULK, None)
+        above_step = await jobs.outranked(Priority.STEP, None)
         recorder.release["holder"].set()
         await recorder.wait(recorder.finished, "bulk")
 
@@ -364,3 +423,112 @@ async def test_waiting_above_sees_a_waiting_job_of_higher_priority_only(
     assert behind_bulk_and_lock is False
     assert behind_step is True
     assert above_step is False
+
+
+async def test_a_free_slot_goes_to_the_tenant_running_fewest_jobs(slots, recorder):
+    async with slots(2, FairShare()) as jobs:
+        jobs.register(recorder.task())
+        for key in ("a-1", "a-2"):
+            await jobs.defer([recorder.job(key, hold=True, tenant="a")])
+            await recorder.wait(recorder.started, key)
+        # Queued all of a's first: the order of arrival is not the order run.
+        for key in ("a-3", "a-4", "b-1", "b-2"):
+            tenant = key.split("-")[0]
+            await jobs.defer([recorder.job(key, hold=True, tenant=tenant)])
+        for done, next_one in (("a-1", "b-1"), ("a-2", "a-3"), ("b-1", "b-2")):
+            recorder.free(done)
+            await recorder.wait(recorder.started, next_one)
+        for key in ("a-3", "b-2"):
+            recorder.free(key)
+        await recorder.wait(recorder.started, "a-4")
+        recorder.free("a-4")
+        await recorder.wait(recorder.finished, "a-4")
+
+    # b waited for one of a's slots only; then a and b took turns.
+    assert recorder.started_keys() == ["a-1", "a-2", "b-1", "a-3", "b-2", "a-4"]
+
+
+async def test_a_tenant_weighing_twice_gets_twice_the_slots(slots, recorder):
+    async with slots(3, FairShare(weights={"b": 2.0})) as jobs:
+        jobs.register(recorder.task())
+        # Alone, a tenant takes every slot.
+        for key in ("a-1", "a-2", "a-3"):
+            await jobs.defer([recorder.job(key, hold=True, tenant="a")])
+            await recorder.wait(recorder.started, key)
+        for key in ("a-4", "a-5", "b-1", "b-2", "b-3"):
+            tenant = key.split("-")[0]
+            await jobs.defer([recorder.job(key, hold=True, tenant=tenant)])
+        for done, next_one in (("a-1", "b-1"), ("a-2", "b-2"), ("a-3", "a-4")):
+            recorder.free(done)
+            await recorder.wait(recorder.started, next_one)
+        started = recorder.started_keys()
+        b_running = {"b-1", "b-2"} <= set(started) and "b-3" not in started
+        for key in ("a-4", "a-5", "b-1", "b-2", "b-3"):
+            recorder.free(key)
+        await recorder.wait(recorder.finished, "b-3")
+        await recorder.wait(recorder.finished, "a-5")
+
+    # With a slot each gone, b held two of three: its weight's share.
+    assert b_running
+    assert recorder.started_keys()[:6] == ["a-1", "a-2", "a-3", "b-1", "b-2", "a-4"]
+
+
+async def test_a_job_that_waited_long_rises_above_fresh_urgent_work(slots, recorder):
+    aging = 0.25
+    async with slots(1, FairShare(aging=aging)) as jobs:
+        jobs.register(recorder.task())
+        await jobs.defer([recorder.job("holder", hold=True, tenant="a")])
+        await recorder.wait(recorder.started, "holder")
+        await jobs.defer([recorder.job("bulk", priority=Priority.BULK, tenant="a")])
+        # Two aging periods: a line rises to the class of a background run.
+        # (A slower machine only makes it wait longer, never less.)
+        await asyncio.sleep(2.5 * aging)
+        await jobs.defer(
+            [recorder.job("urgent", priority=Priority.INTERACTIVE, tenant="a")]
+        )
+        aged_outranks = await jobs.outranked(Priority.STEP, "b")
+        recorder.free("holder")
+        await recorder.wait(recorder.finished, "urgent")
+
+    assert aged_outranks is True
+    assert recorder.started_keys() == ["holder", "bulk", "urgent"]
+
+
+async def test_without_aging_fresh_urgent_work_goes_first(slots, recorder):
+    async with slots(1, FairShare(aging=None)) as jobs:
+        jobs.register(recorder.task())
+        await jobs.defer([recorder.job("holder", hold=True, tenant="a")])
+        await recorder.wait(recorder.started, "holder")
+        await jobs.defer([recorder.job("bulk", priority=Priority.BULK, tenant="a")])
+        await asyncio.sleep(0.6)
+        await jobs.defer(
+            [recorder.job("urgent", priority=Priority.INTERACTIVE, tenant="a")]
+        )
+        recorder.free("holder")
+        await recorder.wait(recorder.finished, "bulk")
+
+    assert recorder.started_keys() == ["holder", "urgent", "bulk"]
+
+
+async def test_a_running_job_is_outranked_by_a_tenant_with_fewer_slots_only(
+    slots, recorder
+):
+    async with slots(3, FairShare()) as jobs:
+        jobs.register(recorder.task())
+        for key in ("a-1", "a-2", "b-1"):
+            tenant = key.split("-")[0]
+            await jobs.defer([recorder.job(key, hold=True, priority=0, tenant=tenant)])
+            await recorder.wait(recorder.started, key)
+        await jobs.defer([recorder.job("c-1", priority=Priority.BULK, tenant="c")])
+        await jobs.defer([recorder.job("a-3", priority=Priority.BULK, tenant="a")])
+        # a runs two, b one, c none: a's job offers its slot to c; b's, one
+        # slot from a's share, offers it to nobody (no trading back and forth).
+        a_offers = await jobs.outranked(Priority.BULK, "a")
+        b_offers = await jobs.outranked(Priority.BULK, "b")
+        for key in ("a-1", "a-2", "b-1"):
+            recorder.free(key)
+        await recorder.wait(recorder.finished, "a-3")
+        await recorder.wait(recorder.finished, "c-1")
+
+    assert a_offers is True
+    assert b_offers is False

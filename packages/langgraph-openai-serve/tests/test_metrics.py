@@ -11,6 +11,7 @@ background runs, their queue waits and re-runs.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -44,6 +45,7 @@ FAMILIES = {
     "lgos_streams_active": ("gauge", {"api"}),
     "lgos_background_jobs": ("gauge", {"state"}),
     "lgos_background_oldest_ready_seconds": ("gauge", set()),
+    "lgos_background_tenant_jobs": ("gauge", {"state", "work", "tenant_class"}),
     "lgos_server_tool_calls": ("counter", {"model", "tool", "outcome"}),
 }
 """Families the API process shows once the traffic below has run (queue
@@ -71,6 +73,8 @@ def fleet(
         "LGOS_BACKGROUND_BACKEND": "postgres",
         "LGOS_DATABASE_URL": postgres_uri,
         "LGOS_WORKERS": "2",
+        # The keyless caller's scope, counted under a class of its own.
+        "LGOS_TENANT_LIMITS": json.dumps({"default": {"class": "demo"}}),
         "PYTHONPYCACHEPREFIX": str(bytecode_cache),
         # Compiled once into the shared cache, not by each of the processes.
         "PYTHONDONTWRITEBYTECODE": "",
@@ -246,6 +250,15 @@ def test_every_process_reports_exactly_the_requests_and_runs_it_served(
     assert after.value("lgos_background_jobs", state="ready") == 2
     assert after.value("lgos_background_jobs", state="running") == 0
     assert after.value("lgos_background_oldest_ready_seconds") > 0
+    assert (
+        after.value(
+            "lgos_background_tenant_jobs",
+            state="ready",
+            work="interactive",
+            tenant_class="demo",
+        )
+        == 2
+    )
     # Both workers' process metrics, each under its pid.
     pids = {sample.labels["pid"] for sample in after.families["process_cpu_seconds"][1]}
     assert len(pids) == 2

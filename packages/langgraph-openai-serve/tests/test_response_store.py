@@ -15,6 +15,7 @@ from typing import Any
 import psycopg
 import pytest
 from langgraph_openai_serve.backends.postgres import PostgresBackend
+from langgraph_openai_serve.operations.admission import LimitReached
 from langgraph_openai_serve.responses.protocol import BackgroundJob
 from psycopg.rows import dict_row
 
@@ -164,6 +165,34 @@ async def test_an_attempt_counts_only_for_a_live_response_nobody_cancelled(store
     ]
     assert (after_end.snapshot["status"], after_end.lost) == ("completed", 0)
     assert (unknown.snapshot, unknown.job) == (None, None)
+
+
+async def test_a_scope_at_its_unfinished_limit_is_refused_until_one_ends(store):
+    def queued_job(scope: str) -> tuple[BackgroundJob, dict[str, Any]]:
+        job = BackgroundJob(f"resp_{uuid.uuid4().hex}", scope, {})
+        return job, {"id": job.response_id, "status": "queued", "background": True}
+
+    first, second = queued_job("alice"), queued_job("alice")
+    await store.create(*first, idempotency_key="k1", body_digest="d", most_unfinished=2)
+    await store.create(*second, most_unfinished=2)
+    await store.set_snapshot(second[0].response_id, {"status": "in_progress"})
+
+    third = queued_job("alice")
+    with pytest.raises(LimitReached) as refused:
+        await store.create(*third, most_unfinished=2)
+    # The retry of a known key is its original, not a new Response.
+    retried, created = await store.create(
+        *queued_job("alice"), idempotency_key="k1", body_digest="d", most_unfinished=2
+    )
+    bobs = await store.create(*queued_job("bob"), most_unfinished=2)
+    await store.set_snapshot(first[0].response_id, {"status": "completed"})
+    after_one_ended = await store.create(*third, most_unfinished=2)
+
+    assert (refused.value.limit, refused.value.allowed) == ("tenant_background", 2)
+    assert await store.get(third[0].response_id, "alice") is not None
+    assert (retried["id"], created) == (first[0].response_id, False)
+    assert bobs[1] is True
+    assert after_one_ended[1] is True
 
 
 async def test_events_given_with_a_snapshot_are_kept_only_if_it_replaced_it(store):

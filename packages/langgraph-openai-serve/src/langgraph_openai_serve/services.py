@@ -15,6 +15,7 @@ the same services, and its batch lines go through that same app.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -51,7 +52,7 @@ from langgraph_openai_serve.operations.admission import RunGate, RunLimits, Tena
 from langgraph_openai_serve.operations.lifecycle import Lifecycle
 from langgraph_openai_serve.operations.readiness import Readiness
 from langgraph_openai_serve.responses.runtime import BackgroundRuntime
-from langgraph_openai_serve.settings import Settings
+from langgraph_openai_serve.settings import Settings, TenantLimitsSetting
 from langgraph_openai_serve.webhooks.delivery import Deliverer
 from langgraph_openai_serve.webhooks.events import EVENT_TYPES, Endpoint
 from langgraph_openai_serve.webhooks.protocol import Announce, announce_nothing
@@ -166,23 +167,35 @@ def build_services(
         lifecycle=lifecycle,
         webhooks=webhooks,
         readiness=Readiness(lifecycle, backend.checks()),
-        metrics=MetricsSource(backend.jobs.stats if runtime is not None else None)
+        metrics=MetricsSource(
+            backend.jobs.stats if runtime is not None else None,
+            settings.tenant_class,
+        )
         if settings.METRICS_ENABLED
         else None,
     )
 
 
 def _limits(settings: Settings) -> RunLimits:
-    default = TenantLimits(runs=settings.TENANT_MAX_RUNS)
+    default = TenantLimits(
+        runs=settings.TENANT_MAX_RUNS,
+        background=settings.TENANT_MAX_BACKGROUND,
+        batches=settings.TENANT_MAX_BATCHES,
+    )
+
+    # A field left out takes the default; one set to null is unbounded.
+    def own_or_default(own: TenantLimitsSetting) -> TenantLimits:
+        given = own.model_dump(
+            include=own.model_fields_set & {"runs", "background", "batches"}
+        )
+        return dataclasses.replace(default, **given)
+
     return RunLimits(
         process_runs=settings.MAX_RUNS,
+        process_streams=settings.MAX_STREAMS,
         tenant=default,
         overrides={
-            # A field left out takes the default; one set to null is unbounded.
-            scope: TenantLimits(
-                runs=own.runs if "runs" in own.model_fields_set else default.runs
-            )
-            for scope, own in settings.TENANT_LIMITS.items()
+            scope: own_or_default(own) for scope, own in settings.TENANT_LIMITS.items()
         },
     )
 

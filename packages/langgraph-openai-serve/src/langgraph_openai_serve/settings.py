@@ -39,10 +39,24 @@ class TenantLimitsSetting(BaseModel):
     """One tenant's entry of ``LGOS_TENANT_LIMITS``: a field left out takes
     the default, one set to ``null`` is unbounded for that tenant."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     runs: int | None = Field(default=None, ge=1)
     """Foreground runs at once in one process (``LGOS_TENANT_MAX_RUNS``)."""
+    background: int | None = Field(default=None, ge=1)
+    """Background Responses queued or running, over the fleet
+    (``LGOS_TENANT_MAX_BACKGROUND``)."""
+    batches: int | None = Field(default=None, ge=1)
+    """Batches not yet ended, over the fleet (``LGOS_TENANT_MAX_BATCHES``)."""
+    weight: float = Field(default=1.0, gt=0)
+    """Its share of the workers' slots against other tenants' (1 each by
+    default): a tenant of weight 2 gets twice the slots of one of weight 1
+    while both have work waiting."""
+    tenant_class: str | None = Field(
+        default=None, alias="class", min_length=1, max_length=64
+    )
+    """The ``tenant_class`` label its queued jobs are counted under in the
+    metrics (``"class": "premium"``; tenants without one: ``other``)."""
 
 
 def check_webhook_secret(value: SecretStr) -> SecretStr:
@@ -129,13 +143,31 @@ class Settings(BaseSettings):
     process serves at once; past it a request answers ``503
     server_overloaded`` with ``Retry-After`` at once, never waits. ``none``:
     unbounded."""
+    MAX_STREAMS: int | None = Field(default=1024, ge=1)
+    """Streams following background Responses (``GET /responses/{id}?stream=
+    true``, a streamed background create) one process holds open at once;
+    past it a new one answers ``503 server_overloaded`` with ``Retry-After``.
+    A streamed foreground run counts in ``LGOS_MAX_RUNS`` instead. ``none``:
+    unbounded."""
     TENANT_MAX_RUNS: int | None = Field(default=64, ge=1)
     """Foreground runs one tenant (one API key's scope) has at once in one
     process; past it ``429 rate_limit_exceeded`` with ``Retry-After`` and
     ``x-ratelimit-*`` headers. ``none``: only ``LGOS_MAX_RUNS`` bounds them."""
+    TENANT_MAX_BACKGROUND: int | None = Field(default=128, ge=1)
+    """Background Responses one tenant has queued or running at once, over
+    the whole fleet; past it a submission answers ``429
+    rate_limit_exceeded`` with ``Retry-After``. ``none``: unbounded."""
+    TENANT_MAX_BATCHES: int | None = Field(default=16, ge=1)
+    """Batches one tenant has open (not yet completed, failed, expired or
+    cancelled) at once, over the fleet; past it creating one answers ``429
+    rate_limit_exceeded``. ``none``: unbounded."""
     TENANT_LIMITS: dict[str, TenantLimitsSetting] = Field(default_factory=dict)
     """Per-tenant overrides, by scope, as JSON:
-    ``{"batch-jobs": {"runs": 8}, "premium": {"runs": 200}}``."""
+    ``{"batch-jobs": {"runs": 8, "weight": 0.5}, "premium": {"runs": 200}}``."""
+    QUEUE_AGING: float | None = Field(default=30.0, gt=0)
+    """Seconds a queued job waits to rise one priority class (a batch's line
+    to a batch step, a step to a background Response's class), so bulk work
+    is never starved by a stream of urgent work. ``none``: never."""
     CHECKPOINT_SCOPE: str | None = None
     """Who shares stored runs. Unset: each API key's principal is its own
     scope (paused runs, background Responses, idempotency keys). A
@@ -343,7 +375,15 @@ class Settings(BaseSettings):
         """Each webhook receiver's (url's) signing secret."""
         return webhook_secrets(self.WEBHOOK_ENDPOINTS, self.WEBHOOK_SECRET)
 
-    @field_validator("MAX_RUNS", "TENANT_MAX_RUNS", mode="before")
+    @field_validator(
+        "MAX_RUNS",
+        "MAX_STREAMS",
+        "TENANT_MAX_RUNS",
+        "TENANT_MAX_BACKGROUND",
+        "TENANT_MAX_BATCHES",
+        "QUEUE_AGING",
+        mode="before",
+    )
     @classmethod
     def _unbounded(cls, value: Any) -> Any:
         """``none`` (or an empty value) lifts a limit."""
@@ -357,6 +397,11 @@ class Settings(BaseSettings):
         if value is not None:
             ApiKeys.parse(value.get_secret_value())  # fail at startup, not later
         return value
+
+    def tenant_class(self, scope: str) -> str:
+        """The metrics' class of ``scope`` (``other`` unless configured)."""
+        own = self.TENANT_LIMITS.get(scope)
+        return own.tenant_class if own is not None and own.tenant_class else "other"
 
     def api_keys(self) -> ApiKeys | None:
         """The parsed API keys, or ``None`` when auth is off."""

@@ -54,7 +54,9 @@ async def run_worker(services: Services) -> None:
         health = HealthPort(
             operations_app(
                 readiness,
-                MetricsSource(jobs.stats) if settings.METRICS_ENABLED else None,
+                MetricsSource(jobs.stats, settings.tenant_class)
+                if settings.METRICS_ENABLED
+                else None,
             ),
             settings.WORKER_HEALTH_HOST,
             settings.WORKER_HEALTH_PORT,

@@ -12,6 +12,7 @@ from __future__ import annotations
 from langgraph_openai_serve.backends.memory import MemoryBackend
 from langgraph_openai_serve.backends.protocol import Backend
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
+from langgraph_openai_serve.jobs.fairness import FairShare
 from langgraph_openai_serve.settings import Settings
 
 POOL_SPARE_CONNECTIONS = 4
@@ -34,7 +35,9 @@ def backend_for(settings: Settings) -> Backend:
             "LGOS_RESPONSE_STORE=postgres."
         )
     if not queue and settings.RESPONSE_STORE != "postgres":
-        return MemoryBackend(concurrency=settings.BACKGROUND_CONCURRENCY)
+        return MemoryBackend(
+            concurrency=settings.BACKGROUND_CONCURRENCY, fair=fair_share(settings)
+        )
     needed_by = (
         "LGOS_RESPONSE_STORE=postgres"
         if settings.RESPONSE_STORE == "postgres"
@@ -68,4 +71,17 @@ def postgres_backend(
         connect_timeout=settings.DATABASE_CONNECT_TIMEOUT,
         queue_wait=settings.QUEUE_DATABASE_WAIT,
         checkpoint_timeout=settings.CHECKPOINT_TIMEOUT,
+        fair=fair_share(settings),
+    )
+
+
+def fair_share(settings: Settings) -> FairShare:
+    """How the queue's slots are shared: the tenants' weights and aging."""
+    return FairShare(
+        weights={
+            scope: own.weight
+            for scope, own in settings.TENANT_LIMITS.items()
+            if own.weight != 1.0
+        },
+        aging=settings.QUEUE_AGING,
     )

@@ -34,7 +34,9 @@ async def expire_overdue(runtime: BatchRuntime) -> list[str]:
     if not overdue:
         return moved
     for batch_id in overdue:
-        if await finalize_as(runtime, batch_id, "expired", before=_OPEN):
+        # The sweep knows ids only: the finalize step counts as the
+        # deployment's own work.
+        if await finalize_as(runtime, batch_id, None, "expired", before=_OPEN):
             logger.info("batch.expired batch=%s", batch_id)
             moved.append(batch_id)
     return moved

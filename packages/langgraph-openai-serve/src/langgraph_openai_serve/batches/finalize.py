@@ -31,18 +31,20 @@ clock against the worker's) and still be looked at."""
 async def finalize_as(
     runtime: BatchRuntime,
     batch_id: str,
+    scope: str | None,
     ending: str,
     before: frozenset[str] = frozenset({"in_progress"}),
 ) -> bool:
-    """``finalizing`` now, because the batch is ``ending`` (``completed``,
-    ``expired``), and the finalize step queued; whether it moved."""
+    """``finalizing`` now, because the batch (of ``scope``, when known) is
+    ``ending`` (``completed``, ``expired``), and the finalize step queued;
+    whether it moved."""
     step = BatchStep("finalize", batch_id)
     return await runtime.store.transition(
         batch_id,
         before,
         {"status": "finalizing", "finalizing_at": int(time.time())},
         ending=ending,
-        enqueue=lambda transaction: runtime.defer([step], transaction),
+        enqueue=lambda transaction: runtime.defer([step], scope, transaction),
     )
 
 

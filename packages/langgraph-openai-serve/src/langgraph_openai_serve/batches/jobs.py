@@ -30,7 +30,7 @@ MAX_ATTEMPTS = 6
 StepHandler = Callable[[BatchStep], Awaitable[None]]
 
 
-def step_job(step: BatchStep) -> Job:
+def step_job(step: BatchStep, tenant: str | None) -> Job:
     return Job(
         TASK_NAME,
         {"kind": step.kind, "batch_id": step.batch_id, "chunk": step.chunk},
@@ -39,15 +39,20 @@ def step_job(step: BatchStep) -> Job:
         # Lines are bulk; validation and finalisation, short, are what a
         # batch's owner waits on.
         priority=Priority.BULK if step.kind == "chunk" else Priority.STEP,
+        tenant=tenant,
     )
 
 
 async def defer_steps(
-    jobs: JobQueue, steps: Sequence[BatchStep], transaction: Any = None
+    jobs: JobQueue,
+    steps: Sequence[BatchStep],
+    scope: str | None,
+    transaction: Any = None,
 ) -> None:
-    """Queue ``steps`` (inside the store's ``transaction`` when given); a
-    step that waits in the queue already is not queued twice."""
-    await jobs.defer([step_job(step) for step in steps], transaction)
+    """Queue ``steps`` of a batch of ``scope`` (its tenant; ``None``: not
+    known here) inside the store's ``transaction`` when given; a step that
+    waits in the queue already is not queued twice."""
+    await jobs.defer([step_job(step, scope) for step in steps], transaction)
 
 
 def step_task(run: StepHandler, give_up: StepHandler) -> Task:

@@ -124,8 +124,20 @@ class StoredBatch:
 
 
 class BatchStore(Protocol):
-    async def create(self, scope: str, batch: dict[str, Any], enqueue: Enqueue) -> None:
-        """Keep a new ``validating`` batch and queue its validation."""
+    async def create(
+        self,
+        scope: str,
+        batch: dict[str, Any],
+        enqueue: Enqueue,
+        most_open: int | None = None,
+    ) -> None:
+        """Keep a new ``validating`` batch and queue its validation;
+        ``most_open``: the batches ``scope`` may have not yet ended, this one
+        included (checked atomically with the store, over every process).
+
+        Raises:
+            LimitReached: the scope has ``most_open`` open already.
+        """
         ...
 
     async def get(self, batch_id: str, scope: str) -> dict[str, Any] | None:

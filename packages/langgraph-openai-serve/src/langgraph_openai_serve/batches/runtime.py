@@ -36,6 +36,13 @@ class BatchRuntime:
     """Seconds between two sweeps for open batches past their window."""
     announce: Announce = announce_nothing
 
-    async def defer(self, steps: Sequence[BatchStep], transaction: Any = None) -> None:
-        """Queue ``steps`` inside the store's ``transaction`` when given."""
-        await defer_steps(self.jobs, steps, transaction)
+    async def defer(
+        self,
+        steps: Sequence[BatchStep],
+        scope: str | None,
+        transaction: Any = None,
+    ) -> None:
+        """Queue ``steps`` of a batch of ``scope`` (its tenant, whose share of
+        the workers they count in) inside the store's ``transaction`` when
+        given."""
+        await defer_steps(self.jobs, steps, scope, transaction)

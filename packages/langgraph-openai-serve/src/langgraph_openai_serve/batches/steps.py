@@ -56,13 +56,16 @@ async def create(
     input_file_id: str,
     metadata: dict[str, str] | None,
     output_expires_after: dict[str, Any] | None,
+    most_open: int | None = None,
 ) -> dict[str, Any]:
-    """Keep a ``validating`` batch and queue its validation.
+    """Keep a ``validating`` batch and queue its validation; ``most_open``:
+    the batches ``scope`` may have open, this one included.
 
     Raises:
         InvalidRequestError: no Files API, or an input file the caller
             cannot use (unknown to its owner, whoever else has one of that
             id; another purpose; too large), naming ``input_file_id``.
+        LimitReached: the scope has ``most_open`` batches open already.
     """
     if runtime.files is None:
         raise InvalidRequestError(
@@ -80,7 +83,10 @@ async def create(
     )
     step = BatchStep("validate", batch["id"])
     await runtime.store.create(
-        scope, batch, lambda transaction: runtime.defer([step], transaction)
+        scope,
+        batch,
+        lambda transaction: runtime.defer([step], scope, transaction),
+        most_open,
     )
     created = await runtime.store.get(batch["id"], scope)
     assert created is not None
@@ -122,7 +128,7 @@ async def cancel(runtime: BatchRuntime, batch_id: str, scope: str) -> dict[str, 
         batch_id,
         _CANCELLABLE,
         {"status": "cancelling", "cancelling_at": int(time.time())},
-        enqueue=lambda transaction: runtime.defer([step], transaction),
+        enqueue=lambda transaction: runtime.defer([step], scope, transaction),
     )
     after = await runtime.store.get(batch_id, scope)
     assert after is not None
@@ -150,7 +156,8 @@ async def _validate(runtime: BatchRuntime, batch_id: str) -> None:
     if stored is None:
         return
     if stored.status == "in_progress" and await runtime.store.claimed(batch_id) == 0:
-        await _claim(runtime, batch_id, runtime.concurrency)  # lost after starting
+        # lost after starting
+        await _claim(runtime, batch_id, stored.scope, runtime.concurrency)
         return
     if stored.status != "validating":
         return
@@ -186,7 +193,7 @@ async def _validate(runtime: BatchRuntime, batch_id: str) -> None:
         chunks=math.ceil(found.total / runtime.lines_per_job),
     )
     if started:
-        await _claim(runtime, batch_id, runtime.concurrency)
+        await _claim(runtime, batch_id, stored.scope, runtime.concurrency)
     else:  # cancelled or expired meanwhile: finalize settles every line
         await runtime.store.transition(
             batch_id,
@@ -240,10 +247,10 @@ async def _fail(
     )
 
 
-async def _claim(runtime: BatchRuntime, batch_id: str, most: int) -> None:
+async def _claim(runtime: BatchRuntime, batch_id: str, scope: str, most: int) -> None:
     async def enqueue(transaction: Any, numbers: list[int]) -> None:
         steps = [BatchStep("chunk", batch_id, number) for number in numbers]
-        await runtime.defer(steps, transaction)
+        await runtime.defer(steps, scope, transaction)
 
     await runtime.store.claim_chunks(batch_id, most, enqueue)
 
@@ -260,12 +267,15 @@ async def _run_chunk(runtime: BatchRuntime, batch_id: str, chunk: int) -> None:
         if result is None:
             return  # cancelled or expired: finalize settles the rest
         await runtime.store.record(batch_id, result)
-        if number < len(lines) and await runtime.jobs.waiting_above(Priority.BULK):
-            # Offer the slot to the urgent job: the chunk's other lines go
-            # back on the queue behind it (``pending`` skips those recorded).
-            await runtime.defer([BatchStep("chunk", batch_id, chunk)])
+        if number < len(lines) and await runtime.jobs.outranked(
+            Priority.BULK, stored.scope
+        ):
+            # Offer the slot to urgent work or a tenant with less of the
+            # workers: the chunk's other lines go back on the queue behind it
+            # (``pending`` skips those recorded).
+            await runtime.defer([BatchStep("chunk", batch_id, chunk)], stored.scope)
             return
-    await _claim(runtime, batch_id, 1)
+    await _claim(runtime, batch_id, stored.scope, 1)
     await _finish_if_done(runtime, batch_id)
 
 
@@ -335,7 +345,7 @@ async def _still_running(runtime: BatchRuntime, batch_id: str) -> bool:
         return False
     if time.time() < stored.batch["expires_at"]:
         return True
-    await finalize_as(runtime, batch_id, "expired")
+    await finalize_as(runtime, batch_id, stored.scope, "expired")
     return False
 
 
@@ -344,7 +354,7 @@ async def _finish_if_done(runtime: BatchRuntime, batch_id: str) -> None:
     if stored is None or stored.status != "in_progress":
         return
     if stored.completed + stored.failed >= stored.total:
-        await finalize_as(runtime, batch_id, "completed")
+        await finalize_as(runtime, batch_id, stored.scope, "completed")
 
 
 async def give_up(runtime: BatchRuntime, step: BatchStep) -> None:

@@ -23,11 +23,13 @@ to it):
   abandoned (``Task.abandoned`` hears of it). A job cancelled because its
   worker stops (``CancelledError``) is handed back: the policy is asked
   too, and every LGOS policy answers "at once".
-- **Priorities.** A free slot takes the waiting job of highest
-  ``priority`` first, equal ones in the order they were queued: someone
-  waits on a background Response's first event, while a batch's lines are
-  bulk. A long job of low priority offers its slot back between its pieces
-  (``waiting_above``), so urgent work waits for one piece, not the job.
+- **Fair share.** A free slot takes the waiting job of highest
+  ``priority`` first (someone waits on a background Response's first event,
+  while a batch's lines are bulk), a job rising in priority as it waits;
+  among equals, the job of the tenant using fewest slots for its weight,
+  then the one queued first (``fairness.py``). A long job of low priority
+  offers its slot back between its pieces (``outranked``), so urgent work
+  and other tenants wait for one piece, not the job.
 - **Recovery.** A durable queue (PostgreSQL) runs again the jobs of a worker
   that stopped heartbeating (``worker()``: heartbeats, the stalled-job
   sweep); the in-process queue dies with its process.
@@ -59,6 +61,14 @@ class Priority(IntEnum):
     """A background Response: a client waits for its first event."""
 
 
+def work_kind(priority: int) -> str:
+    """A priority's name in the metrics (``other`` when it is none of ours)."""
+    try:
+        return Priority(priority).name.lower()
+    except ValueError:
+        return "other"
+
+
 @dataclass(frozen=True, slots=True)
 class Job:
     task: str
@@ -69,6 +79,9 @@ class Job:
     queueing_lock: str | None = None
     """At most one job with it waits at a time (another is skipped)."""
     priority: Priority = Priority.STEP
+    tenant: str | None = None
+    """The scope whose work it is, for the fair share of slots (``None``:
+    the deployment's own, one tenant of its own)."""
 
 
 Handler = Callable[[JobArgs, int], Awaitable[None]]
@@ -123,9 +136,10 @@ class JobQueue(Protocol):
         """Whether a job of ``task`` with ``lock`` waits or runs."""
         ...
 
-    async def waiting_above(self, priority: Priority) -> bool:
-        """Whether a job of higher ``priority`` than this waits for a slot
-        now (due, its lock free): a long job offers its slot back then."""
+    async def outranked(self, priority: Priority, tenant: str | None) -> bool:
+        """Whether a waiting job (due, its lock free) would be taken before
+        a job of ``priority`` and ``tenant`` queued now, were the slot of
+        the running job asking free: it offers its slot back then."""
         ...
 
     async def cancel(self, task: str, lock: str) -> bool:

@@ -8,12 +8,21 @@ from prometheus_client import Counter
 REFUSED = Counter(
     "lgos_requests_refused",
     "Requests refused at once at admission, by the limit they met: a "
-    "tenant's foreground runs in this process (tenant_runs, a 429) or the "
-    "process's (process_runs, a 503).",
+    "tenant's foreground runs in this process (tenant_runs), its queued or "
+    "running background Responses (tenant_background) or open batches "
+    "(tenant_batches), all 429s; or the process's runs (process_runs) or "
+    "streams following background Responses (process_streams), 503s.",
     ["reason"],
 )
 _REFUSED = {
-    reason: REFUSED.labels(reason) for reason in ("tenant_runs", "process_runs")
+    reason: REFUSED.labels(reason)
+    for reason in (
+        "tenant_runs",
+        "tenant_background",
+        "tenant_batches",
+        "process_runs",
+        "process_streams",
+    )
 }
 
 

@@ -28,7 +28,12 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 from prometheus_client.process_collector import ProcessCollector
 
-from langgraph_openai_serve.observability.queue import QueueProbe, queue_families
+from langgraph_openai_serve.observability.queue import (
+    QueueProbe,
+    TenantClass,
+    everyone_other,
+    queue_families,
+)
 
 logger = logging.getLogger("langgraph_openai_serve")
 
@@ -110,7 +115,11 @@ def _registry() -> Any:
     return registry
 
 
-async def render(accept: str, queue: QueueProbe | None = None) -> tuple[bytes, str]:
+async def render(
+    accept: str,
+    queue: QueueProbe | None = None,
+    tenant_class: TenantClass = everyone_other,
+) -> tuple[bytes, str]:
     """This process's (or every worker's) metrics in the format ``accept``
     asks for (Prometheus text unless OpenMetrics is asked), and its content
     type; ``queue`` reads the background queue (skipped, with a warning
@@ -119,7 +128,7 @@ async def render(accept: str, queue: QueueProbe | None = None) -> tuple[bytes, s
     if queue is not None:
         try:
             async with asyncio.timeout(QUEUE_READ_SECONDS):
-                extra = list(queue_families(await queue()))
+                extra = list(queue_families(await queue(), tenant_class))
         except Exception:
             logger.warning("metrics.queue_unreadable", exc_info=True)
     encoder, content_type = choose_encoder(accept)
@@ -132,6 +141,8 @@ class MetricsSource:
 
     queue: QueueProbe | None = None
     """Reads the background queue at scrape time (``None``: no queue)."""
+    tenant_class: TenantClass = everyone_other
+    """The class a tenant's queued jobs are counted under."""
 
     async def render(self, accept: str) -> tuple[bytes, str]:
-        return await render(accept, self.queue)
+        return await render(accept, self.queue, self.tenant_class)

@@ -60,6 +60,18 @@ def queue_waited(model: str, seconds: float) -> None:
 
 
 @dataclass(frozen=True, slots=True)
+class WorkCount:
+    """The jobs of one kind of work and one tenant."""
+
+    work: str
+    """Its priority class: ``interactive``, ``step``, ``bulk`` (or ``other``)."""
+    tenant: str
+    """The tenant's scope (``""``: the deployment's own work)."""
+    ready: int
+    running: int
+
+
+@dataclass(frozen=True, slots=True)
 class QueueStats:
     """The queue as it is now."""
 
@@ -68,12 +80,23 @@ class QueueStats:
     running: int
     oldest_ready_seconds: float
     """Age of the oldest waiting job (0 when none waits)."""
+    work: tuple[WorkCount, ...] = ()
+    """The same jobs by kind of work and tenant."""
 
 
 QueueProbe = Callable[[], Awaitable[QueueStats]]
+TenantClass = Callable[[str], str]
+"""The class a tenant's jobs are counted under in the metrics (a bounded
+set the deployment configures; never the tenant's name by default)."""
 
 
-def queue_families(stats: QueueStats) -> list[GaugeMetricFamily]:
+def everyone_other(tenant: str) -> str:
+    return "other"
+
+
+def queue_families(
+    stats: QueueStats, tenant_class: TenantClass = everyone_other
+) -> list[GaugeMetricFamily]:
     jobs = GaugeMetricFamily(
         "lgos_background_jobs",
         "Background jobs on the queue now, waiting (ready) or running.",
@@ -86,4 +109,24 @@ def queue_families(stats: QueueStats) -> list[GaugeMetricFamily]:
         "Seconds the oldest waiting background job has waited (0: none waits).",
         value=stats.oldest_ready_seconds,
     )
-    return [jobs, oldest]
+    return [jobs, oldest, _by_class(stats, tenant_class)]
+
+
+def _by_class(stats: QueueStats, tenant_class: TenantClass) -> GaugeMetricFamily:
+    counts: dict[tuple[str, str, str], int] = {}
+    for count in stats.work:
+        owner = tenant_class(count.tenant)
+        for state, jobs in (("ready", count.ready), ("running", count.running)):
+            key = (state, count.work, owner)
+            counts[key] = counts.get(key, 0) + jobs
+    family = GaugeMetricFamily(
+        "lgos_background_tenant_jobs",
+        "Jobs on the queue now, waiting (ready) or running, by kind of work "
+        "(interactive: background Responses; step: batch steps, webhook "
+        "deliveries; bulk: batch lines) and tenant class (LGOS_TENANT_LIMITS' "
+        "class; other for the rest).",
+        labels=["state", "work", "tenant_class"],
+    )
+    for (state, work, owner), jobs in sorted(counts.items()):
+        family.add_metric([state, work, owner], jobs)
+    return family

@@ -63,6 +63,7 @@ from langgraph_openai_serve.compact_json import json_response
 from langgraph_openai_serve.conversations import errors as conversations
 from langgraph_openai_serve.error_envelope import INTERNAL_ERROR_MESSAGE, error_body
 from langgraph_openai_serve.graph import errors as graph
+from langgraph_openai_serve.observability.admission import refused
 from langgraph_openai_serve.openai.validation import message_and_param
 from langgraph_openai_serve.operations.admission import LimitReached
 from langgraph_openai_serve.operations.outages import (
@@ -206,13 +207,16 @@ def _unavailable(fault: Fault) -> Response:
 
 
 def refused_for_limit(exc: LimitReached) -> Response:
-    """A tenant's limit: 429 with OpenAI's rate-limit headers (the limit, none
-    left, free again when a run ends); the process's: 503."""
+    """A tenant's limit: 429, with OpenAI's rate-limit headers for its
+    requests running at once (the limit, none left, free again when a run
+    ends); the process's: 503. Counted by the limit met."""
+    refused(exc.limit)
     if exc.by_tenant:
         response = error_response(429, str(exc), "requests", code="rate_limit_exceeded")
-        response.headers["x-ratelimit-limit-requests"] = str(exc.allowed)
-        response.headers["x-ratelimit-remaining-requests"] = "0"
-        response.headers["x-ratelimit-reset-requests"] = f"{exc.retry_after}s"
+        if exc.limit == "tenant_runs":
+            response.headers["x-ratelimit-limit-requests"] = str(exc.allowed)
+            response.headers["x-ratelimit-remaining-requests"] = "0"
+            response.headers["x-ratelimit-reset-requests"] = f"{exc.retry_after}s"
     else:
         response = error_response(
             503, str(exc), "server_error", code="server_overloaded"

@@ -85,6 +85,17 @@ class ServeState:
             return None
         return self.gate.admit(scope or await self.scope_for(request))
 
+    def follow(self, request: Request, stream: bool | None = True) -> Admitted | None:
+        """Admit one stream following a background Response (``None`` when
+        the request streams nothing, or is a batch line).
+
+        Raises:
+            LimitReached: the process holds its most such streams.
+        """
+        if not stream or internal_scope(request) is not None:
+            return None
+        return self.gate.follow()
+
     async def scope_for(self, request: Request) -> str:
         """The server-trusted checkpoint scope of ``request``: the one an
         in-process caller (a batch line) runs it in, else the resolver's."""

@@ -1,5 +1,6 @@
 """Admission: how many foreground runs this process, and each tenant in it,
-may have going at once.
+may have going at once; and the bounds on a tenant's queued work over the
+fleet (background Responses, open batches), which their stores keep.
 
 A request past a limit is refused at once, never queued: a wait that grows
 with the load is a latency nobody can plan for, while a refusal with
@@ -19,9 +20,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from langgraph_openai_serve.observability.admission import refused
-
-Limit = Literal["process_runs", "tenant_runs"]
+Limit = Literal[
+    "process_runs",
+    "process_streams",
+    "tenant_runs",
+    "tenant_background",
+    "tenant_batches",
+]
 
 RETRY_AFTER_SECONDS = 1
 
@@ -32,6 +37,10 @@ class TenantLimits:
 
     runs: int | None = 64
     """Foreground runs at once, in one process."""
+    background: int | None = 128
+    """Background Responses queued or running, over the fleet."""
+    batches: int | None = 16
+    """Batches not yet ended, over the fleet."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +49,9 @@ class RunLimits:
     default, or the tenant's override by scope)."""
 
     process_runs: int | None = 256
+    process_streams: int | None = 1024
+    """Streams following background Responses, open at once in one process
+    (a streamed foreground run counts in ``process_runs``)."""
     tenant: TenantLimits = field(default_factory=TenantLimits)
     overrides: Mapping[str, TenantLimits] = field(default_factory=dict)
 
@@ -54,10 +66,25 @@ class LimitReached(Exception):
         self.limit = limit
         self.allowed = allowed
         self.retry_after = RETRY_AFTER_SECONDS
-        if limit == "tenant_runs":
+        if limit == "process_streams":
+            text = (
+                f"The server has {allowed} response streams open, its "
+                "capacity; retry shortly."
+            )
+        elif limit == "tenant_runs":
             text = (
                 f"This API key has {allowed} requests running on this server "
                 "already, its limit; retry when one has ended."
+            )
+        elif limit == "tenant_background":
+            text = (
+                f"This API key has {allowed} background responses queued or "
+                "running already, its limit; retry when one has ended."
+            )
+        elif limit == "tenant_batches":
+            text = (
+                f"This API key has {allowed} batches in progress already, its "
+                "limit; retry when one has ended."
             )
         else:
             text = (
@@ -69,15 +96,16 @@ class LimitReached(Exception):
     @property
     def by_tenant(self) -> bool:
         """The tenant's own limit (429) rather than the process's (503)."""
-        return self.limit != "process_runs"
+        return self.limit.startswith("tenant_")
 
 
 class Admitted:
-    """One admitted run; ``release()`` once it has answered (again: nothing)."""
+    """One admitted run, or stream following one (``scope`` ``None``);
+    ``release()`` once it has answered (again: nothing)."""
 
     __slots__ = ("_gate", "_scope")
 
-    def __init__(self, gate: RunGate, scope: str) -> None:
+    def __init__(self, gate: RunGate, scope: str | None) -> None:
         self._gate: RunGate | None = gate
         self._scope = scope
 
@@ -110,11 +138,13 @@ class _Streaming:
 
 
 class RunGate:
-    """Counts this process's foreground runs, in all and by tenant."""
+    """Counts this process's foreground runs, in all and by tenant, and its
+    streams following background Responses."""
 
     def __init__(self, limits: RunLimits) -> None:
         self.limits = limits
         self.running = 0
+        self.following = 0
         self._by_tenant: dict[str, int] = {}
 
     def admit(self, scope: str) -> Admitted:
@@ -125,21 +155,34 @@ class RunGate:
         """
         process = self.limits.process_runs
         if process is not None and self.running >= process:
-            refused("process_runs")
             raise LimitReached("process_runs", process)
         own = self._by_tenant.get(scope, 0)
         tenant = self.limits.of(scope).runs
         if tenant is not None and own >= tenant:
-            refused("tenant_runs")
             raise LimitReached("tenant_runs", tenant)
         self.running += 1
         self._by_tenant[scope] = own + 1
         return Admitted(self, scope)
 
+    def follow(self) -> Admitted:
+        """Admit one stream following a background Response.
+
+        Raises:
+            LimitReached: the process has ``process_streams`` open.
+        """
+        most = self.limits.process_streams
+        if most is not None and self.following >= most:
+            raise LimitReached("process_streams", most)
+        self.following += 1
+        return Admitted(self, None)
+
     def running_of(self, scope: str) -> int:
         return self._by_tenant.get(scope, 0)
 
-    def _release(self, scope: str) -> None:
+    def _release(self, scope: str | None) -> None:
+        if scope is None:
+            self.following -= 1
+            return
         self.running -= 1
         left = self._by_tenant[scope] - 1
         if left:

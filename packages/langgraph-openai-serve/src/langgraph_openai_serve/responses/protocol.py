@@ -101,15 +101,21 @@ class ResponseStore(Protocol):
         body_digest: str | None = None,
         enqueue: Enqueue | None = None,
         input_items: list[dict[str, Any]] | None = None,
+        most_unfinished: int | None = None,
     ) -> tuple[dict[str, Any], bool]:
         """Store a queued Response and enqueue its job, both or neither;
         with a known key, return the original. ``input_items``: the items
-        its request carried (for ``input_items`` and ``chain``).
+        its request carried (for ``input_items`` and ``chain``);
+        ``most_unfinished``: the background Responses its scope may have
+        queued or running, this one included (checked atomically with the
+        store, over every process: two submissions at once never both take
+        the last place).
 
         Returns the stored snapshot and whether it was created now.
 
         Raises:
             IdempotencyKeyReusedError: the key was used with another body.
+            LimitReached: the scope has ``most_unfinished`` already.
             RunBusyError: another Response of the scope that is not finished
                 drives the same interrupt run (``job.run_id``); the store
                 keeps this atomic across processes, so of two racing creates

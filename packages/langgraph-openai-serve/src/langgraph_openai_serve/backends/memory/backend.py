@@ -21,6 +21,7 @@ from langgraph_openai_serve.graph.coordination import (
     InMemoryRunCoordinator,
     RunCoordinator,
 )
+from langgraph_openai_serve.jobs.fairness import FairShare
 from langgraph_openai_serve.jobs.protocol import JobQueue
 from langgraph_openai_serve.operations.readiness import Check
 
@@ -28,8 +29,9 @@ from langgraph_openai_serve.operations.readiness import Check
 class MemoryBackend:
     """Every store in a dict, every job an asyncio task.
 
-    ``concurrency``: jobs running at once; ``responses`` and ``jobs``: a
-    store or queue of one's own in place of the default ones.
+    ``concurrency``: jobs running at once, shared between tenants as
+    ``fair`` says; ``responses`` and ``jobs``: a store or queue of one's own
+    in place of the default ones.
     """
 
     def __init__(
@@ -38,6 +40,7 @@ class MemoryBackend:
         concurrency: int = 8,
         responses: InMemoryResponseStore | None = None,
         jobs: JobQueue | None = None,
+        fair: FairShare | None = None,
     ) -> None:
         self.responses = responses or InMemoryResponseStore()
         # A background Response holds its Conversation until it ends.
@@ -45,7 +48,7 @@ class MemoryBackend:
             unfinished=self.responses.unfinished
         )
         self.batches = InMemoryBatchStore()
-        self.jobs: JobQueue = jobs or InProcessQueue(concurrency)
+        self.jobs: JobQueue = jobs or InProcessQueue(concurrency, fair)
 
     def checkpointer(self) -> BaseCheckpointSaver[Any] | None:
         return None

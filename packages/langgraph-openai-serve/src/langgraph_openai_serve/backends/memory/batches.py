@@ -18,6 +18,7 @@ from typing import Any
 from langgraph_openai_serve.batches.protocol import (
     OPEN_STATUSES,
     OVERDUE_PAGE,
+    TERMINAL_STATUSES,
     BatchLine,
     ChunkEnqueue,
     Enqueue,
@@ -26,6 +27,7 @@ from langgraph_openai_serve.batches.protocol import (
     Usage,
 )
 from langgraph_openai_serve.compact_json import dumps
+from langgraph_openai_serve.operations.admission import LimitReached
 
 logger = logging.getLogger("langgraph_openai_serve")
 
@@ -48,7 +50,21 @@ class InMemoryBatchStore:
     def __init__(self) -> None:
         self._batches: dict[str, _Batch] = {}
 
-    async def create(self, scope: str, batch: dict[str, Any], enqueue: Enqueue) -> None:
+    async def create(
+        self,
+        scope: str,
+        batch: dict[str, Any],
+        enqueue: Enqueue,
+        most_open: int | None = None,
+    ) -> None:
+        if most_open is not None:
+            open_ = sum(
+                1
+                for kept in self._batches.values()
+                if kept.scope == scope and kept.batch["status"] not in TERMINAL_STATUSES
+            )
+            if open_ >= most_open:
+                raise LimitReached("tenant_batches", most_open)
         self._batches[batch["id"]] = _Batch(scope, copy.deepcopy(batch))
         try:
             await enqueue(None)

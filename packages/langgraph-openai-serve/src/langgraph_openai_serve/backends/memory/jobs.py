@@ -2,7 +2,7 @@
 
 The memory backend's queue: a job starts as soon as it is deferred (there is
 no separate worker), at most ``concurrency`` run at once (a freed slot goes
-to the waiting job of highest priority), and they die with the process. It
+to the waiting job the fair share ranks first), and they die with the process. It
 keeps the queue contract (``jobs/protocol.py``) otherwise: locks, queueing
 locks, retries after the task's policy, ``abandoned``.
 """
@@ -17,10 +17,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from langgraph_openai_serve.backends.memory.slots import PrioritySlots
+from langgraph_openai_serve.backends.memory.slots import FairSlots
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
-from langgraph_openai_serve.jobs.protocol import Job, JobWorker, Priority, Task
-from langgraph_openai_serve.observability.queue import QueueStats
+from langgraph_openai_serve.jobs.fairness import FairShare
+from langgraph_openai_serve.jobs.protocol import (
+    Job,
+    JobWorker,
+    Priority,
+    Task,
+    work_kind,
+)
+from langgraph_openai_serve.observability.queue import QueueStats, WorkCount
 from langgraph_openai_serve.operations.readiness import Check
 
 logger = logging.getLogger("langgraph_openai_serve")
@@ -47,8 +54,9 @@ class InProcessQueue:
     """A job starts at once, before a store transaction could commit: callers
     defer after it."""
 
-    def __init__(self, concurrency: int = 8) -> None:
-        self._slots = PrioritySlots(concurrency)
+    def __init__(self, concurrency: int = 8, fair: FairShare | None = None) -> None:
+        self._fair = fair or FairShare()
+        self._slots = FairSlots(concurrency, self._fair)
         self._tasks: dict[str, Task] = {}
         self._entries: set[_Entry] = set()
         self._waiting_for: dict[str, _Entry] = {}
@@ -89,7 +97,7 @@ class InProcessQueue:
                 await asyncio.sleep(delay)
             async with self._held(job.lock):
                 entry.has_lock = True
-                async with self._slots.held(job.priority):
+                async with self._slots.held(job.priority, job.tenant, entry.due):
                     self._started(entry)
                     await task.run(job.args, entry.attempts)
         except asyncio.CancelledError:
@@ -155,15 +163,23 @@ class InProcessQueue:
     async def live(self, task: str, lock: str) -> bool:
         return bool(self._matching(task, lock))
 
-    async def waiting_above(self, priority: Priority) -> bool:
+    async def outranked(self, priority: Priority, tenant: str | None) -> bool:
+        mine = self._fair.share(tenant or "", self._slots.holding(tenant) - 1)
         now = time.monotonic()
-        return any(
-            entry.job.priority > priority
-            and not (entry.running or entry.dropped)
-            and entry.due <= now
-            and (entry.has_lock or not self._lock_taken(entry.job.lock))
-            for entry in self._entries
-        )
+        for entry in self._entries:
+            job = entry.job
+            if (
+                entry.running
+                or entry.dropped
+                or entry.due > now
+                or not (entry.has_lock or not self._lock_taken(job.lock))
+            ):
+                continue
+            effective = self._fair.effective(job.priority, now - entry.due)
+            share = self._fair.share(job.tenant or "", self._slots.holding(job.tenant))
+            if effective > priority or (effective == priority and share < mine):
+                return True
+        return False
 
     def _lock_taken(self, name: str | None) -> bool:
         held = self._locks.get(name) if name is not None else None
@@ -183,7 +199,21 @@ class InProcessQueue:
         now = time.monotonic()
         ready = [e.due for e in self._entries if not e.running and e.due <= now]
         running = sum(1 for entry in self._entries if entry.running)
-        return QueueStats(len(ready), running, now - min(ready, default=now))
+        counts: dict[tuple[str, str], list[int]] = {}
+        for entry in self._entries:
+            job = entry.job
+            count = counts.setdefault(
+                (work_kind(job.priority), job.tenant or ""), [0, 0]
+            )
+            if entry.running:
+                count[1] += 1
+            elif entry.due <= now:
+                count[0] += 1
+        work = tuple(
+            WorkCount(kind, tenant, ready_, running_)
+            for (kind, tenant), (ready_, running_) in counts.items()
+        )
+        return QueueStats(len(ready), running, now - min(ready, default=now), work)
 
     def checks(self) -> dict[str, Check]:
         return {}

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph_openai_serve.graph.errors import RunBusyError
+from langgraph_openai_serve.operations.admission import LimitReached
 from langgraph_openai_serve.responses.errors import IdempotencyKeyReusedError
 from langgraph_openai_serve.responses.protocol import (
     TERMINAL_STATUSES,
@@ -73,6 +74,7 @@ class InMemoryResponseStore:
         body_digest: str | None = None,
         enqueue: Enqueue | None = None,
         input_items: list[dict[str, Any]] | None = None,
+        most_unfinished: int | None = None,
     ) -> tuple[dict[str, Any], bool]:
         now = self._clock()
         if idempotency_key is not None:
@@ -84,6 +86,11 @@ class InMemoryResponseStore:
                 return self._records[response_id].snapshot, False
         if job.run_id is not None and await self.drives(job.scope, job.run_id):
             raise RunBusyError(job.run_id)
+        if (
+            most_unfinished is not None
+            and self._unfinished(job.scope) >= most_unfinished
+        ):
+            raise LimitReached("tenant_background", most_unfinished)
         # Stored before the queue is awaited, so a concurrent create of the
         # same run or key finds it; taken back if queueing fails.
         key = (job.scope, idempotency_key) if idempotency_key is not None else None
@@ -101,6 +108,15 @@ class InMemoryResponseStore:
                 self._forget(job.response_id)
                 raise
         return snapshot, True
+
+    def _unfinished(self, scope: str) -> int:
+        return sum(
+            1
+            for record in self._records.values()
+            if record.scope == scope
+            and record.job is not None
+            and record.snapshot.get("status") not in TERMINAL_STATUSES
+        )
 
     async def drives(self, scope: str, run_id: str) -> bool:
         record = self._records.get(self._runs.get((scope, run_id), ""))

@@ -36,11 +36,13 @@ from langgraph_openai_serve.backends.postgres.database import (
     bounded_conninfo,
     read_only,
 )
+from langgraph_openai_serve.backends.postgres.fair_fetch import QUEUE_INDEXES
 from langgraph_openai_serve.backends.postgres.queue import ProcrastinateQueue
 from langgraph_openai_serve.backends.postgres.responses import PostgresResponseStore
 from langgraph_openai_serve.backends.postgres.schema import migrate
 from langgraph_openai_serve.batches.protocol import BatchStore
 from langgraph_openai_serve.graph.coordination import RunCoordinator
+from langgraph_openai_serve.jobs.fairness import FairShare
 from langgraph_openai_serve.jobs.protocol import JobQueue
 from langgraph_openai_serve.operations.readiness import Check, NotReady
 
@@ -62,7 +64,8 @@ class PostgresBackend:
     a new connection may take; ``queue_wait``: the seconds the queue's own
     connections (a worker's heartbeat, fetches and listener) wait for the
     database before its worker starts over; ``checkpoint_timeout``: the
-    seconds one checkpoint read or write of a durable run may take.
+    seconds one checkpoint read or write of a durable run may take;
+    ``fair``: how workers share their slots between tenants.
     """
 
     def __init__(
@@ -78,6 +81,7 @@ class PostgresBackend:
         connect_timeout: int = 3,
         queue_wait: float = 30.0,
         checkpoint_timeout: float | None = 30.0,
+        fair: FairShare | None = None,
     ) -> None:
         from psycopg import AsyncConnection
         from psycopg.rows import DictRow, dict_row
@@ -106,8 +110,8 @@ class PostgresBackend:
         if queue:
             import procrastinate
 
-            from langgraph_openai_serve.backends.postgres.job_manager import (
-                OutlastingJobManager,
+            from langgraph_openai_serve.backends.postgres.fair_fetch import (
+                FairJobManager,
             )
 
             app = procrastinate.App(
@@ -115,17 +119,19 @@ class PostgresBackend:
                     conninfo=conninfo, timeout=queue_wait
                 )
             )
-            app.job_manager = OutlastingJobManager(app.connector)
+            fair = fair or FairShare()
+            app.job_manager = FairJobManager(app.connector, fair)
             self.jobs = self._queue = ProcrastinateQueue(
                 app,
                 conninfo,
                 self.database.connection,
                 stalled_timeout=stalled_timeout,
                 count_reruns=count_reruns,
+                fair=fair,
             )
             self.batches = PostgresBatchStore(self.database)
         else:
-            self.jobs = InProcessQueue(concurrency)
+            self.jobs = InProcessQueue(concurrency, fair)
             self.batches = InMemoryBatchStore()
         self._saver: AsyncPostgresSaver | None = None
 
@@ -184,16 +190,18 @@ class PostgresBackend:
 
     async def _setup_queue(self, queue: ProcrastinateQueue) -> None:
         """Apply procrastinate's schema unless it exists (it is not
-        idempotent itself)."""
+        idempotent itself), then the indexes LGOS's fetch reads through."""
         async with await self.database.connection() as conn:
             cursor = await conn.execute(
                 "SELECT to_regclass('procrastinate_jobs') IS NOT NULL AS ok"
             )
             row = await cursor.fetchone()
-        if row is not None and row["ok"]:
-            return
-        await queue.open()
-        await queue.app.schema_manager.apply_schema_async()
+        if row is None or not row["ok"]:
+            await queue.open()
+            await queue.app.schema_manager.apply_schema_async()
+        async with await self.database.connection(deadline=None) as conn:
+            for index in QUEUE_INDEXES:
+                await conn.execute(index)
 
     async def close(self) -> None:
         await self.jobs.close()

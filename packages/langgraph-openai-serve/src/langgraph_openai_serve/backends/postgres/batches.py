@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from langgraph_openai_serve.backends.postgres.database import Database, read_only
+from langgraph_openai_serve.backends.postgres.schema import OPEN_BATCH
 from langgraph_openai_serve.batches.protocol import (
     OVERDUE_PAGE,
     BatchLine,
@@ -26,6 +27,7 @@ from langgraph_openai_serve.batches.protocol import (
     StoredBatch,
     Usage,
 )
+from langgraph_openai_serve.operations.admission import LimitReached
 
 _dumps = json.JSONEncoder(separators=(",", ":")).encode
 _COLUMNS = (
@@ -41,8 +43,16 @@ class PostgresBatchStore:
         self._database = database
         self._connection = database.connection
 
-    async def create(self, scope: str, batch: dict[str, Any], enqueue: Enqueue) -> None:
+    async def create(
+        self,
+        scope: str,
+        batch: dict[str, Any],
+        enqueue: Enqueue,
+        most_open: int | None = None,
+    ) -> None:
         async with await self._connection() as conn, conn.transaction():
+            if most_open is not None:
+                await _within_limit(conn, scope, most_open)
             await conn.execute(
                 "INSERT INTO lgos_batches (id, scope, batch) VALUES (%s, %s, %s)",
                 (batch["id"], scope, _dumps(batch)),
@@ -259,3 +269,19 @@ def _public(row: dict[str, Any]) -> dict[str, Any]:
         row["reasoning_tokens"],
     ).body()
     return body
+
+
+async def _within_limit(conn: Any, scope: str, most: int) -> None:
+    """Raise ``LimitReached`` when ``scope`` has ``most`` batches open; the
+    scope's creations wait for each other from here to their commit."""
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+        (f"lgos-batches:{scope}",),
+    )
+    cursor = await conn.execute(
+        f"SELECT count(*) AS open FROM lgos_batches WHERE scope = %s AND {OPEN_BATCH}",
+        (scope,),
+    )
+    row = await cursor.fetchone()
+    if row["open"] >= most:
+        raise LimitReached("tenant_batches", most)

@@ -26,8 +26,21 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from langgraph_openai_serve.jobs.protocol import Job, Priority, RetryPolicy, Task
-from langgraph_openai_serve.observability.queue import QueueStats, rerun
+from langgraph_openai_serve.backends.postgres.fair_fetch import (
+    OUTRANKED,
+    QUEUE,
+    TENANT_ARG,
+    fair_parameters,
+)
+from langgraph_openai_serve.jobs.fairness import FairShare
+from langgraph_openai_serve.jobs.protocol import (
+    Job,
+    Priority,
+    RetryPolicy,
+    Task,
+    work_kind,
+)
+from langgraph_openai_serve.observability.queue import QueueStats, WorkCount, rerun
 from langgraph_openai_serve.operations.readiness import Check
 
 if TYPE_CHECKING:
@@ -35,8 +48,6 @@ if TYPE_CHECKING:
 
     from langgraph_openai_serve.backends.postgres.queue_worker import QueueWorker
 
-QUEUE = "lgos_background"
-"""procrastinate's queue for every LGOS job (named for its first task)."""
 _SWEEP_LOCK = 0x6C676F735F7377  # pg advisory lock key: one sweeper at a time
 
 logger = logging.getLogger("langgraph_openai_serve")
@@ -44,29 +55,13 @@ logger = logging.getLogger("langgraph_openai_serve")
 Connection = Callable[[], Awaitable[Any]]
 """A pooled connection of the backend's pool (``async with``)."""
 
-# A job is ready from when it was deferred, handed back (deferred for retry)
-# or retried, or from its scheduled time when that is later.
-_WAITING_ABOVE = """
-SELECT EXISTS (
-    SELECT 1 FROM procrastinate_jobs AS waiting
-    WHERE waiting.status = 'todo' AND waiting.priority > %s
-      AND waiting.queue_name = %s
-      AND (waiting.scheduled_at IS NULL OR waiting.scheduled_at <= now())
-      AND (waiting.lock IS NULL OR NOT EXISTS (
-          SELECT 1 FROM procrastinate_jobs AS holder
-          WHERE holder.lock = waiting.lock AND holder.status = 'doing'))
-) AS waiting
-"""
-"""A due job of higher priority whose lock is free (a worker would take
-it); procrastinate's index on todo jobs by priority finds it."""
-
-_QUEUE_STATS = """
-SELECT
+_QUEUE_STATS = f"""
+SELECT priority, tenant,
     count(*) FILTER (WHERE ready) AS ready,
     count(*) FILTER (WHERE status = 'doing') AS running,
     extract(epoch FROM now() - min(since) FILTER (WHERE ready))::float8 AS oldest
 FROM (
-    SELECT j.status,
+    SELECT j.status, j.priority, coalesce(j.args->>'{TENANT_ARG}', '') AS tenant,
         j.status = 'todo' AND (j.scheduled_at IS NULL OR j.scheduled_at <= now())
             AS ready,
         greatest(j.scheduled_at, (
@@ -77,7 +72,15 @@ FROM (
     FROM procrastinate_jobs j
     WHERE j.queue_name = %s AND j.status IN ('todo', 'doing')
 ) jobs
+GROUP BY priority, tenant
 """
+
+
+def _arguments(job: Job) -> dict[str, Any]:
+    """The job's arguments as stored: its tenant among them, for the fetch."""
+    if job.tenant is None:
+        return job.args
+    return {**job.args, TENANT_ARG: job.tenant}
 
 
 def _strategy(policy: RetryPolicy) -> Any:
@@ -100,8 +103,9 @@ class ProcrastinateQueue:
     """Defers jobs to procrastinate; its ``worker()`` executes them.
 
     ``app``: the backend's procrastinate app (its connector opens its own
-    pool, to ``conninfo``); ``connection``: the backend's pool, for the
-    queue's statistics.
+    pool, to ``conninfo``; its job manager fetches in ``fair``'s order);
+    ``connection``: the backend's pool, for the queue's statistics and
+    ``outranked``.
     """
 
     transactional = True
@@ -114,8 +118,10 @@ class ProcrastinateQueue:
         *,
         stalled_timeout: float = 30.0,
         count_reruns: bool = False,
+        fair: FairShare | None = None,
     ) -> None:
         self.app = app
+        self._fair = fair_parameters(fair or FairShare())
         self.conninfo = conninfo
         self.stalled_timeout = stalled_timeout
         self.count_reruns = count_reruns
@@ -127,6 +133,7 @@ class ProcrastinateQueue:
 
     def register(self, task: Task) -> None:
         async def run(context: Any, /, **args: Any) -> None:
+            args.pop(TENANT_ARG, None)
             attempts = context.job.attempts
             try:
                 await task.run(args, attempts)
@@ -184,9 +191,9 @@ class ProcrastinateQueue:
                     # A savepoint: a job refused for its queueing lock leaves
                     # the caller's transaction usable.
                     async with transaction.transaction():
-                        await deferrer.defer_async(**job.args)
+                        await deferrer.defer_async(**_arguments(job))
                 else:
-                    await deferrer.defer_async(**job.args)
+                    await deferrer.defer_async(**_arguments(job))
             except AlreadyEnqueued:
                 continue
             queued += 1
@@ -224,17 +231,31 @@ class ProcrastinateQueue:
                 return False
         return True
 
-    async def waiting_above(self, priority: Priority) -> bool:
+    async def outranked(self, priority: Priority, tenant: str | None) -> bool:
         async with await self._connection() as conn:
-            cursor = await conn.execute(_WAITING_ABOVE, (int(priority), QUEUE))
+            cursor = await conn.execute(
+                OUTRANKED,
+                {"priority": int(priority), "tenant": tenant or "", **self._fair},
+            )
             row = await cursor.fetchone()
-        return bool(row["waiting"])
+        return bool(row["outranked"])
 
     async def stats(self) -> QueueStats:
         async with await self._connection() as conn:
             cursor = await conn.execute(_QUEUE_STATS, (QUEUE,))
-            row = await cursor.fetchone()
-        return QueueStats(row["ready"], row["running"], row["oldest"] or 0.0)
+            rows = await cursor.fetchall()
+        work = tuple(
+            WorkCount(
+                work_kind(row["priority"]), row["tenant"], row["ready"], row["running"]
+            )
+            for row in rows
+        )
+        return QueueStats(
+            sum(count.ready for count in work),
+            sum(count.running for count in work),
+            max((row["oldest"] or 0.0 for row in rows), default=0.0),
+            work,
+        )
 
     def checks(self) -> dict[str, Check]:
         """None of its own: the backend reads the queue's tables on its pool

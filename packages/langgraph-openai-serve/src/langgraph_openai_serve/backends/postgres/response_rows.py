@@ -6,23 +6,20 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from langgraph_openai_serve.backends.postgres.schema import UNFINISHED_BACKGROUND
 from langgraph_openai_serve.responses.errors import IdempotencyKeyReusedError
-from langgraph_openai_serve.responses.protocol import TERMINAL_STATUSES, BackgroundJob
+from langgraph_openai_serve.responses.protocol import BackgroundJob
 
 LIVE_RUN_INDEX = "lgos_background_live_run"
 """The unique index that keeps one live Response per scope and interrupt run
-(migration 3): a second one's INSERT fails on it."""
+(a migration of ``schema.py``): a second one's INSERT fails on it."""
 
-# The index's predicate, spelled as the index spells it (so PostgreSQL uses
-# the index to answer it): a Response that has not finished.
-_LIVE = (
-    "NOT (snapshot->>'status' = ANY ('{" + ",".join(sorted(TERMINAL_STATUSES)) + "}'))"
-)
-
-# Whether a live Response of the scope drives the run.
+# Whether a live Response of the scope drives the run: the index's own
+# predicate, so PostgreSQL answers from the index.
 DRIVES = f"""
 SELECT 1 AS live FROM lgos_background_responses
-WHERE scope = %s AND job->>'run_id' = %s AND job->>'run_id' IS NOT NULL AND {_LIVE}
+WHERE scope = %s AND job->>'run_id' = %s
+AND job->>'run_id' IS NOT NULL AND {UNFINISHED_BACKGROUND}
 LIMIT 1
 """
 

@@ -43,7 +43,9 @@ from langgraph_openai_serve.backends.postgres.response_rows import (
     original,
 )
 from langgraph_openai_serve.backends.postgres.saves import SaveBatcher
+from langgraph_openai_serve.backends.postgres.schema import UNFINISHED_BACKGROUND
 from langgraph_openai_serve.graph.errors import RunBusyError
+from langgraph_openai_serve.operations.admission import LimitReached
 from langgraph_openai_serve.operations.outages import database_fault
 from langgraph_openai_serve.responses.protocol import (
     TERMINAL_STATUSES,
@@ -104,6 +106,7 @@ class PostgresResponseStore:
         body_digest: str | None = None,
         enqueue: Enqueue | None = None,
         input_items: list[dict[str, Any]] | None = None,
+        most_unfinished: int | None = None,
     ) -> tuple[dict[str, Any], bool]:
         from psycopg.errors import UniqueViolation
         from psycopg.types.json import Jsonb
@@ -120,6 +123,8 @@ class PostgresResponseStore:
                     known = await self._by_key(conn, job.scope, idempotency_key)
                     if known is not None:
                         return original(known, idempotency_key, body_digest), False
+                if most_unfinished is not None:
+                    await _within_limit(conn, job.scope, most_unfinished)
                 # A live Response of the same run in the scope fails the
                 # INSERT (LIVE_RUN_INDEX): the check and the write are one
                 # step, whichever process submits.
@@ -441,3 +446,24 @@ class PostgresResponseStore:
         async with await self._connection() as conn:
             cursor = await conn.execute(query, params)
             return await cursor.fetchone()
+
+
+_UNFINISHED = f"""
+SELECT count(*) AS unfinished FROM lgos_background_responses
+ WHERE scope = %s AND job IS NOT NULL AND {UNFINISHED_BACKGROUND}
+"""
+
+
+async def _within_limit(conn: Any, scope: str, most: int) -> None:
+    """Raise ``LimitReached`` when ``scope`` has ``most`` background
+    Responses queued or running; the scope's submissions wait for each other
+    from here to their commit (a lock of the transaction), so the count
+    stays true until this one is stored."""
+    await conn.execute(
+        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+        (f"lgos-background:{scope}",),
+    )
+    cursor = await conn.execute(_UNFINISHED, (scope,))
+    row = await cursor.fetchone()
+    if row["unfinished"] >= most:
+        raise LimitReached("tenant_background", most)

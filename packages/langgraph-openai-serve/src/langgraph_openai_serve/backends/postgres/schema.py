@@ -23,6 +23,13 @@ from __future__ import annotations
 
 from typing import Any
 
+UNFINISHED_BACKGROUND = "snapshot->>'status' IN ('queued', 'in_progress')"
+"""A background Response not yet ended (the predicate of its index)."""
+OPEN_BATCH = (
+    "batch->>'status' IN ('validating', 'in_progress', 'finalizing', 'cancelling')"
+)
+"""A batch not yet ended (the predicate of its index)."""
+
 MIGRATIONS: tuple[str, ...] = (
     # 0: kept and background Responses, with their events.
     """
@@ -114,31 +121,40 @@ CREATE TABLE IF NOT EXISTS lgos_batch_lines (
     PRIMARY KEY (batch_id, seq)
 );
 """,
-    # 3: one live Response per scope and interrupt run, kept by the
+    # 3: a tenant's unfinished background Responses and open batches, counted
+    # against its limits at each submission.
+    f"""
+CREATE INDEX IF NOT EXISTS lgos_responses_unfinished
+    ON lgos_background_responses (scope)
+    WHERE job IS NOT NULL AND {UNFINISHED_BACKGROUND};
+CREATE INDEX IF NOT EXISTS lgos_batches_open_by_scope
+    ON lgos_batches (scope) WHERE {OPEN_BATCH};
+""",
+    # 4: one live Response per scope and interrupt run, kept by the
     # database: two submits racing past a check could both be stored (the
     # loser then failed a moment later), and the check looked across scopes.
     # A live duplicate left by that race (all but the oldest) ends failed,
     # as its run would have, so the index can be built.
-    """
-UPDATE lgos_background_responses r
-SET snapshot = r.snapshot || jsonb_build_object(
+    f"""
+UPDATE lgos_background_responses
+SET snapshot = snapshot || jsonb_build_object(
     'status', 'failed',
     'error', jsonb_build_object(
         'code', 'run_busy',
         'message', 'Another request is already running this operation.'))
-WHERE r.job->>'run_id' IS NOT NULL
-AND NOT (r.snapshot->>'status' = ANY ('{cancelled,completed,failed,incomplete}'))
-AND EXISTS (
-    SELECT 1 FROM lgos_background_responses o
-    WHERE o.scope = r.scope AND o.job->>'run_id' = r.job->>'run_id'
-    AND NOT (o.snapshot->>'status' = ANY ('{cancelled,completed,failed,incomplete}'))
-    AND (o.created_at, o.id) < (r.created_at, r.id)
+WHERE id IN (
+    SELECT id FROM (
+        SELECT id, row_number() OVER (
+            PARTITION BY scope, job->>'run_id' ORDER BY created_at, id
+        ) AS place
+        FROM lgos_background_responses
+        WHERE job->>'run_id' IS NOT NULL AND {UNFINISHED_BACKGROUND}
+    ) live WHERE place > 1
 );
 DROP INDEX IF EXISTS lgos_background_run;
 CREATE UNIQUE INDEX IF NOT EXISTS lgos_background_live_run
     ON lgos_background_responses (scope, (job->>'run_id'))
-    WHERE job->>'run_id' IS NOT NULL
-    AND NOT (snapshot->>'status' = ANY ('{cancelled,completed,failed,incomplete}'));
+    WHERE job->>'run_id' IS NOT NULL AND {UNFINISHED_BACKGROUND};
 """,
 )
 

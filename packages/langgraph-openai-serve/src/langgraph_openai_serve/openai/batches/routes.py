@@ -37,13 +37,15 @@ async def create_batch(request: Request) -> Response:
     state = serve_state(request)
     body = await parse_body(request, BatchCreateRequest, state.body_limits)
     expires = body.output_expires_after
+    scope = await state.scope_for(request)
     batch = await steps.create(
         _runtime(state),
-        await state.scope_for(request),
+        scope,
         endpoint=body.endpoint,
         input_file_id=body.input_file_id,
         metadata=body.metadata,
         output_expires_after=expires.model_dump() if expires else None,
+        most_open=state.gate.limits.of(scope).batches,
     )
     return json_response(batch)
 

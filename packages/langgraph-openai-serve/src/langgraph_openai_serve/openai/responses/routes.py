@@ -48,16 +48,21 @@ async def create_response(request: Request) -> Response:
     if log is not None:
         log.model = body.model
     scope = await state.scope_for(request)
-    # Refused before anything is claimed or read: a foreground run past a
-    # limit costs the server nothing.
-    admitted = None if body.background else await state.admit(request, scope)
+    # Refused before anything is claimed or read: a foreground run (or a
+    # background one's stream) past a limit costs the server nothing.
+    admitted = (
+        state.follow(request, body.stream)
+        if body.background
+        else await state.admit(request, scope)
+    )
     going_on: Continued | None = None
     try:
         going_on = await continued(state, config, body, scope)
         if going_on.reservation is not None:
             key = request.headers.get("idempotency-key")
-            return await respond_in_background(state, going_on, key)
-        answer = await respond_in_foreground(state, config, going_on, log)
+            answer = await respond_in_background(state, going_on, key)
+        else:
+            answer = await respond_in_foreground(state, config, going_on, log)
     except BaseException:
         if going_on is not None and going_on.turn is not None:
             await going_on.turn.end()  # nothing happened (a turn added ends itself)

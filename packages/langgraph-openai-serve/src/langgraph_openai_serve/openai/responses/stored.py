@@ -16,6 +16,7 @@ from starlette.responses import Response
 
 from langgraph_openai_serve.compact_json import json_response
 from langgraph_openai_serve.graph.errors import InvalidRequestError
+from langgraph_openai_serve.openai.admitted import released_with
 from langgraph_openai_serve.openai.error_docs import error_responses
 from langgraph_openai_serve.openai.responses.background.control import cancel, replay
 from langgraph_openai_serve.openai.responses.input_items import (
@@ -57,11 +58,15 @@ async def retrieve_response(
                 "this one without 'stream'.",
                 param="stream",
             )
-        return EventStreamResponse(
-            replay(state.background, response_id, starting_after),
-            ping_interval=state.ping_interval,
-            ends_with=state.lifecycle,
-            active=state.observer.stream_gauge("responses"),
+        following = state.follow(request)
+        return released_with(
+            EventStreamResponse(
+                replay(state.background, response_id, starting_after),
+                ping_interval=state.ping_interval,
+                ends_with=state.lifecycle,
+                active=state.observer.stream_gauge("responses"),
+            ),
+            following,
         )
     return json_response(snapshot)
 

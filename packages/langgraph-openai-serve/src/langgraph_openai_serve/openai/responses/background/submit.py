@@ -152,7 +152,7 @@ async def _store(
         previous_response_id=kept.continues,
     )
     jobs = runtime.jobs
-    queued = response_job(response_id, first=True)
+    queued = response_job(response_id, scope, first=True)
 
     async def enqueue(transaction: Any) -> None:
         await jobs.defer([queued], transaction)
@@ -167,17 +167,20 @@ async def _store(
         body_digest=body_digest(body) if idempotency_key else None,
         enqueue=enqueue if jobs.transactional else None,
         input_items=kept.input_items,
+        most_unfinished=state.gate.limits.of(scope).background,
     )
     if created and not jobs.transactional:
         await jobs.defer([queued])
     if not created and snapshot.get("status") not in TERMINAL_STATUSES:
-        await _requeue_if_missing(runtime, snapshot["id"])
+        await _requeue_if_missing(runtime, snapshot["id"], scope)
     return snapshot
 
 
-async def _requeue_if_missing(runtime: BackgroundRuntime, response_id: str) -> None:
+async def _requeue_if_missing(
+    runtime: BackgroundRuntime, response_id: str, scope: str
+) -> None:
     """The original of a retried submit runs unless its job went missing."""
     if await runtime.jobs.live(TASK_NAME, response_id):
         return
-    if await runtime.jobs.defer([response_job(response_id)]):
+    if await runtime.jobs.defer([response_job(response_id, scope)]):
         logger.warning("background.requeued_missing_job response=%s", response_id)

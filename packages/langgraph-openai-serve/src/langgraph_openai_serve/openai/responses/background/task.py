@@ -24,18 +24,19 @@ from langgraph_openai_serve.responses.protocol import ResponseStore
 TASK_NAME = "lgos.run_background_response"
 
 
-def response_job(response_id: str, *, first: bool = False) -> Job:
-    """The job that runs ``response_id``. A job queued again for it (an
-    Idempotency-Key's retry) carries its id as queueing lock, so two such
-    retries queue one; the ``first``, queued with its new Response, collides
-    with nothing and goes without (and so without a savepoint inside the
-    store's transaction)."""
+def response_job(response_id: str, scope: str, *, first: bool = False) -> Job:
+    """The job that runs ``response_id`` for the tenant ``scope``. A job
+    queued again for it (an Idempotency-Key's retry) carries its id as
+    queueing lock, so two such retries queue one; the ``first``, queued with
+    its new Response, collides with nothing and goes without (and so without
+    a savepoint inside the store's transaction)."""
     return Job(
         TASK_NAME,
         {"response_id": response_id},
         lock=response_id,
         queueing_lock=None if first else response_id,
         priority=Priority.INTERACTIVE,
+        tenant=scope,
     )
 
 
