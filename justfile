@@ -162,7 +162,7 @@ _compose_env example="compose/.env.example" target="compose/.env":
     echo "just up: wrote {{target}} from {{example}} with generated secrets" >&2
 
 # Lint, type-check, validate compose, build the docs, then run every member's tests
-test: lint compose-check docs tools crd-validators haproxy
+test: lint compose-check docs tools crd-validators js-clients haproxy
     #!/usr/bin/env bash
     set -euo pipefail
     # The members' own modules, compiled once for the many processes the
@@ -206,6 +206,10 @@ tools:
     UV={{uv}} bash scripts/install-litellm.sh
     UV={{uv}} bash scripts/install-open-webui.sh
     bash scripts/install-prometheus.sh
+
+# The JavaScript OpenAI clients the library's JS suite drives (npm, pinned): the openai SDK, the Vercel AI SDK, LangChain.js
+js-clients:
+    bash scripts/install-js-clients.sh
 
 # Debian's HAProxy: the fleet suite upgrades LGOS behind a real load balancer
 haproxy:

@@ -9,6 +9,7 @@ DEMOS = {
     "web-search",
     "file-display",
     "router",
+    "structured",
     "interrupts",
     "background",
 }

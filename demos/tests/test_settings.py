@@ -54,6 +54,7 @@ def test_settings_point_every_graph_at_the_configured_services():
         "web-search",
         "file-display",
         "router",
+        "structured",
         "interrupts",
         "background",
     }

@@ -15,7 +15,16 @@ REFUSED_RESPONSES = [
 REFUSED_CHAT = [
     ({"temperature": 0}, "temperature"),
     ({"n": 2}, "n"),
-    ({"response_format": {"type": "json_object"}}, "response_format"),
+    ({"response_format": {"type": "json_object"}}, "response_format.type"),
+    (
+        {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": {"type": "object"}},
+            }
+        },
+        "response_format",
+    ),
 ]
 
 

@@ -27,7 +27,7 @@ def test_graphs_without_file_inputs_refuse_files(serve):
         client.responses.create(model="echo", input=[attached])
 
     assert refused.value.body["message"] == "This model does not accept file inputs."
-    assert refused.value.body["param"] == "input.[0].content.[0]"
+    assert refused.value.body["param"] == "input[0].content[0]"
 
 
 def test_without_display_file_offered_the_graph_only_answers(serve):

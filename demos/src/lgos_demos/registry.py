@@ -13,6 +13,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph_openai_serve import (
+    GenerationControl,
     GraphConfig,
     GraphFeature,
     GraphRegistry,
@@ -31,6 +32,7 @@ from lgos_demos.graphs.file_display import DISPLAY_FILE, build_file_display_grap
 from lgos_demos.graphs.interrupts import PostgresInterruptsGraph, build_interrupts_graph
 from lgos_demos.graphs.router import build_router_graph
 from lgos_demos.graphs.simple import SimpleSettings, build_simple_graph
+from lgos_demos.graphs.structured import build_structured_graph, generation_context
 from lgos_demos.search_client import SearchClient
 from lgos_demos.settings import DemoSettings
 
@@ -140,6 +142,15 @@ def build_demo_registry(settings: DemoSettings | None = None) -> DemoRegistry:
                 description="A private planner call routes the question; only "
                 "the answer streams.",
                 features=EVENTS,
+            ),
+            "structured": GraphConfig(
+                graph=build_structured_graph(model),
+                description="Takes the client's generation controls (temperature, "
+                "top_p, max tokens, stop, seed, penalties) and a JSON schema "
+                "output format, and passes them to its model.",
+                generation_controls=frozenset(GenerationControl),
+                features={GraphFeature.STRUCTURED_OUTPUT},
+                context_factory=generation_context,
             ),
             "interrupts": interrupts,
             "background": GraphConfig(

@@ -177,6 +177,31 @@ async def test_an_invalid_input_file_fails_the_batch_naming_each_line(
     assert all(e.message for e in done.errors.data)
 
 
+async def test_a_line_too_long_or_too_deep_fails_the_batch_at_once_naming_it(
+    tenants: TenantsFactory,
+) -> None:
+    # Once, a line nested past Python's recursion limit broke validation: it
+    # was retried six times and the batch failed with a server_error.
+    alice = tenants(_graphs())["alice"]
+    long = _responses_line("b", "x" * 1024 * 1024)  # over the 1 MiB default
+    lines: list[Any] = [
+        _responses_line("a", "fine"),
+        long,
+        "[" * 50_000 + "]" * 50_000,
+        _responses_line("c", "fine"),
+    ]
+    created = await _create(alice, await alice.upload(lines))
+    done = await await_batch(alice.lgos, created.id, within=30)
+
+    assert done.status == "failed"
+    assert done.errors is not None
+    assert done.errors.data is not None
+    assert [(e.code, e.line) for e in done.errors.data] == [
+        ("line_too_large", 2),
+        ("json_too_deep", 3),
+    ]
+
+
 async def test_an_input_of_another_purpose_or_tenant_is_refused_at_create(
     tenants: TenantsFactory,
 ) -> None:

@@ -175,6 +175,57 @@ async def test_replayed_tool_exchange_reaches_the_graph_as_langchain_messages(
     assert (tool.tool_call_id, tool.content) == ("call_9", "sunny")
 
 
+async def test_named_tool_messages_and_parse_helper_fields_replay(make_client):
+    # LangChain.js sends a tool's name on its ToolMessage; the SDKs' parse
+    # helpers add ``parsed`` and ``parsed_arguments`` to what they hand back.
+    seen = []
+
+    def respond(messages):
+        seen.extend(messages)
+        return "It is sunny."
+
+    client = make_client(
+        {"m": config(single_model_graph(ScriptedChatModel(responder=respond)))}
+    )
+    await client.chat.completions.create(
+        model="m",
+        messages=[
+            {"role": "user", "content": "Weather?"},
+            {
+                "role": "assistant",
+                "content": None,
+                "parsed": None,
+                "tool_calls": [
+                    {
+                        "id": "call_9",
+                        "type": "function",
+                        "function": {
+                            "name": "get_weather",
+                            "arguments": '{"c": 1}',
+                            "parsed_arguments": {"c": 1},
+                        },
+                    }
+                ],
+            },
+            {
+                "role": "tool",
+                "name": "get_weather",
+                "tool_call_id": "call_9",
+                "content": "sunny",
+            },
+        ],
+    )
+
+    _, assistant, tool = seen
+    assert assistant.tool_calls[0]["args"] == {"c": 1}
+    assert isinstance(tool, ToolMessage)
+    assert (tool.name, tool.tool_call_id, tool.content) == (
+        "get_weather",
+        "call_9",
+        "sunny",
+    )
+
+
 async def test_sdk_message_objects_replay_unchanged(make_client):
     client = make_client({"m": config(scripted_graph("first", "second"))})
 
@@ -217,7 +268,7 @@ async def test_file_parts_are_rejected_by_graphs_without_file_inputs(make_client
     with pytest.raises(openai.BadRequestError) as caught:
         await client.chat.completions.create(model="m", messages=[FILE_MESSAGE])
 
-    assert caught.value.body["param"] == "messages.[0].content.[1]"
+    assert caught.value.body["param"] == "messages[0].content[1]"
 
 
 async def test_graph_request_carries_tools_choice_metadata_and_user(make_client):

@@ -41,7 +41,19 @@ def client(make_client):
         ({"max_tokens": 10}, "max_tokens"),
         ({"n": 2}, "n"),
         ({"top_p": 0.5}, "top_p"),
-        ({"response_format": {"type": "json_object"}}, "response_format"),
+        ({"response_format": {"type": "json_object"}}, "response_format.type"),
+        (
+            {
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": "x", "schema": {"type": "object"}},
+                }
+            },
+            "response_format",
+        ),
+        ({"seed": 1}, "seed"),
+        ({"stop": "END"}, "stop"),
+        ({"presence_penalty": 0.5}, "presence_penalty"),
         ({"functions": [{"name": "f"}]}, "functions"),
         ({"function_call": "auto"}, "function_call"),
         ({"prompt_cache_key": "k"}, "prompt_cache_key"),
@@ -58,13 +70,13 @@ async def test_unsupported_top_level_fields_are_rejected_by_name(client, extra, 
 @pytest.mark.parametrize(
     ("message", "param"),
     [
-        ({"role": "function", "name": "f", "content": "x"}, "messages.[0].role"),
+        ({"role": "function", "name": "f", "content": "x"}, "messages[0].role"),
         (
             {
                 "role": "user",
                 "content": [{"type": "image_url", "image_url": {"url": "https://x"}}],
             },
-            "messages.[0].content.[0].type",
+            "messages[0].content[0].type",
         ),
         (
             {
@@ -76,14 +88,14 @@ async def test_unsupported_top_level_fields_are_rejected_by_name(client, extra, 
                     }
                 ],
             },
-            "messages.[0].content.[0].type",
+            "messages[0].content[0].type",
         ),
         (
             {
                 "role": "user",
                 "content": [{"type": "file", "file": {"file_data": "aGk="}}],
             },
-            "messages.[0].content.[0].file.file_data",
+            "messages[0].content[0].file.file_data",
         ),
         (
             {
@@ -92,13 +104,13 @@ async def test_unsupported_top_level_fields_are_rejected_by_name(client, extra, 
                     {"type": "file", "file": {"file_id": "f-1", "filename": "a.txt"}}
                 ],
             },
-            "messages.[0].content.[0].file.filename",
+            "messages[0].content[0].file.filename",
         ),
         (
             {"role": "assistant", "content": "x", "function_call": {"name": "f"}},
-            "messages.[0].function_call",
+            "messages[0].function_call",
         ),
-        ({"role": "user"}, "messages.[0].content"),
+        ({"role": "user"}, "messages[0].content"),
     ],
 )
 async def test_unsupported_message_shapes_name_the_offending_param(
@@ -156,7 +168,7 @@ async def test_tool_result_without_a_matching_call_is_rejected(client):
         },
     )
 
-    assert error["param"] == "messages.[1].tool_call_id"
+    assert error["param"] == "messages[1].tool_call_id"
 
 
 async def test_tool_call_arguments_must_be_a_json_object(client):
@@ -166,7 +178,7 @@ async def test_tool_call_arguments_must_be_a_json_object(client):
         {"model": "m", "messages": [{"role": "assistant", "tool_calls": [call]}]},
     )
 
-    assert error["param"] == "messages.[0].tool_calls.[0].function.arguments"
+    assert error["param"] == "messages[0].tool_calls[0].function.arguments"
 
 
 @pytest.mark.parametrize(

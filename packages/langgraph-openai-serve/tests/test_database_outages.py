@@ -130,7 +130,8 @@ async def test_a_refusing_database_gets_503s_while_it_refuses_then_service(
     _unavailable(read)
     _unavailable(write)
     assert ready.status_code == 503
-    assert ready.json()["reason"].startswith("postgres: ")
+    # A code, never the driver's text (which names the database's address).
+    assert ready.json()["reason"] in {"postgres_timeout", "postgres_unavailable"}
     assert live.status_code == 200
 
 
@@ -149,7 +150,7 @@ async def test_a_stalled_database_gets_503s_within_the_deadline_then_service(
     _unavailable(read)
     assert (ready.status_code, again.status_code, live.status_code) == (503, 503, 200)
     # The probe was answered at its own bound, not the database's.
-    assert ready.json()["checks"]["postgres"] == "no answer within 0.8 s"
+    assert ready.json()["checks"]["postgres"] == "timeout"
 
 
 async def test_after_a_restart_of_the_database_the_server_serves_at_once(

@@ -73,7 +73,7 @@ def test_sigterm_drains_then_a_second_one_stops_and_the_stream_in_flight_ends(
     assert before.headers.get("connection") != "close"
     assert ready.json() == {
         "status": "not_ready",
-        "reason": "draining: the process is shutting down",
+        "reason": "draining",
     }
     assert live.status_code == 200
     assert during.status_code == 200

@@ -8,6 +8,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import httpx
+import psycopg
 import pytest
 from langgraph_openai_serve import (
     GraphFeature,
@@ -15,6 +16,9 @@ from langgraph_openai_serve import (
     LanggraphOpenaiServe,
     Settings,
 )
+from langgraph_openai_serve.operations.lifecycle import Lifecycle
+from langgraph_openai_serve.operations.readiness import Readiness
+from langgraph_openai_serve.operations.routes import operations_app
 from lgos_testkit import free_port
 from support import config, scripted_graph
 
@@ -87,16 +91,13 @@ async def test_a_draining_process_is_not_ready_but_still_serves():
         models = await http.get("/v1/models")
 
     assert ready.status_code == 503
-    assert ready.json() == {
-        "status": "not_ready",
-        "reason": "draining: the process is shutting down",
-    }
+    assert ready.json() == {"status": "not_ready", "reason": "draining"}
     assert live.status_code == 200
     assert models.status_code == 200
 
 
-async def test_ready_checks_postgres_and_the_queue_and_names_lgos_db_setup(
-    empty_database,
+async def test_ready_checks_postgres_and_the_queue_and_logs_lgos_db_setup(
+    empty_database, caplog
 ):
     server = _server(BACKGROUND_BACKEND="postgres", DATABASE_URL=empty_database)
     async with _http(server) as http:
@@ -104,17 +105,19 @@ async def test_ready_checks_postgres_and_the_queue_and_names_lgos_db_setup(
         await server.services.backend.setup()
         after = await http.get("/health/ready")
 
-    assert before.status_code == 503
-    missing = "tables are missing: run lgos db-setup"
-    assert before.json()["reason"] == f"postgres: the response {missing}"
-    assert before.json()["checks"] == {
-        "postgres": f"the response {missing}",
-        "queue": f"the queue's {missing}",
-    }
+    assert (before.status_code, before.json()) == (
+        503,
+        {
+            "status": "not_ready",
+            "reason": "postgres_schema_missing",
+            "checks": {"postgres": "schema_missing", "queue": "schema_missing"},
+        },
+    )
     assert (after.status_code, after.json()) == (
         200,
         {"status": "ready", "checks": {"postgres": "ok", "queue": "ok"}},
     )
+    assert "the response tables are missing: run lgos db-setup" in caplog.text
 
 
 async def test_ready_is_503_when_postgres_does_not_answer():
@@ -126,5 +129,39 @@ async def test_ready_is_503_when_postgres_does_not_answer():
         live = await http.get("/health/live")
 
     assert ready.status_code == 503
-    assert ready.json()["reason"] == "postgres: no answer within 0.8 s"
+    assert ready.json()["reason"] == "postgres_timeout"
     assert live.status_code == 200
+
+
+async def test_ready_shows_a_failed_checks_code_and_logs_its_text(caplog):
+    # The probe answers anyone; the error's text (host, user) goes to the log.
+    async def postgres() -> None:
+        raise psycopg.OperationalError(
+            'connection to server at "db.internal" (10.1.2.3), port 5432 '
+            'failed: FATAL:  password authentication failed for user "lgos"'
+        )
+
+    lifecycle = Lifecycle()
+    lifecycle.start()
+    app = operations_app(Readiness(lifecycle, {"postgres": postgres}))
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as http:
+        first = await http.get("/health/ready")
+        second = await http.get("/health/ready")
+
+    assert (first.status_code, first.json()) == (
+        503,
+        {
+            "status": "not_ready",
+            "reason": "postgres_unavailable",
+            "checks": {"postgres": "unavailable"},
+        },
+    )
+    assert second.json() == first.json()
+    logged = [r.getMessage() for r in caplog.records if "health." in r.getMessage()]
+    assert logged == [  # once, not once per probe
+        "health.check_failed check=postgres code=unavailable: connection to "
+        'server at "db.internal" (10.1.2.3), port 5432 failed: FATAL:  '
+        'password authentication failed for user "lgos"'
+    ]

@@ -299,14 +299,14 @@ async def test_a_second_interrupt_in_a_resumed_node_is_rejected(client, backend)
             },
             "instructions",
         ),
-        ({"input": [{"role": "user", "content": "hi"}]}, "input.[0]"),
+        ({"input": [{"role": "user", "content": "hi"}]}, "input[0]"),
         (
             {
                 "input": [
                     {"type": "function_call_output", "call_id": "call_1", "output": "y"}
                 ]
             },
-            "input.[0].call_id",
+            "input[0].call_id",
         ),
         ({"input": "approve"}, "input"),
     ],

@@ -219,7 +219,7 @@ async def test_an_approval_can_resume_the_run_in_the_background(client, runs):
 @pytest.mark.parametrize(
     ("approval_request_id", "status", "param"),
     [
-        ("call_lg_0123", 400, "input.[0].approval_request_id"),
+        ("call_lg_0123", 400, "input[0].approval_request_id"),
         ("mcpr_lg_not-pending", 409, "input"),
     ],
 )
@@ -253,10 +253,10 @@ async def test_a_wrong_approval_request_id_names_the_param(
                     {"type": "function_call_output", "call_id": "c", "output": "x"}
                 ]
             },
-            "input.[0]",
+            "input[0]",
         ),
         # ... nor an approval a function call, and a rejection cannot wait.
-        ("calls", {"input": [{"type": "mcp_approval_response"}]}, "input.[0]"),
+        ("calls", {"input": [{"type": "mcp_approval_response"}]}, "input[0]"),
         (
             "approvals",
             {"background": True, "input": [{"type": "mcp_approval_response"}]},
@@ -293,28 +293,28 @@ async def test_an_approval_without_previous_response_id_is_refused(client):
         await client.responses.create(model="plain", input=[answer])
 
     assert caught.value.body["param"] == "previous_response_id"
-    assert plain.value.body["param"] == "input.[0]"
+    assert plain.value.body["param"] == "input[0]"
 
 
 @pytest.mark.parametrize(
     ("model", "tool", "param"),
     [
-        ("plain", LGOS_APPROVALS, "tools.[0].type"),
-        ("calls", LGOS_APPROVALS, "tools.[0].type"),
+        ("plain", LGOS_APPROVALS, "tools[0].type"),
+        ("calls", LGOS_APPROVALS, "tools[0].type"),
         (
             "approvals",
             {**LGOS_APPROVALS, "server_label": "other"},
-            "tools.[0].server_label",
+            "tools[0].server_label",
         ),
         (
             "approvals",
             {**LGOS_APPROVALS, "require_approval": "never"},
-            "tools.[0].require_approval",
+            "tools[0].require_approval",
         ),
         (
             "approvals",
             {**LGOS_APPROVALS, "server_url": "https://mcp.example"},
-            "tools.[0].server_url",
+            "tools[0].server_url",
         ),
     ],
 )

@@ -264,7 +264,7 @@ def test_convert_to_lc_messages_rejects_a_tool_result_without_its_call():
     with pytest.raises(InvalidRequestError) as caught:
         convert_to_lc_messages([{"role": "tool", "tool_call_id": "x", "content": "?"}])
 
-    assert caught.value.param == "messages.[0].tool_call_id"
+    assert caught.value.param == "messages[0].tool_call_id"
 
 
 def test_validate_stream_options_allows_them_only_when_streaming(sdk):

@@ -96,6 +96,22 @@ async def test_another_scope_finds_nothing_and_deletes_nothing(store):
     assert await store.get(response["id"], "alice") == response
 
 
+async def test_output_items_are_found_by_id_in_their_scope_only(store):
+    first, second = _response(text="one"), _response(text="two")
+    await store.save("alice", first, _items("q1"))
+    await store.save("alice", second, _items("q2"))
+    one, two = first["output"][0], second["output"][0]
+    question = (await store.input_items(first["id"], "alice"))[0]
+
+    found = await store.output_items([two["id"], one["id"], "msg_x"], "alice")
+    await store.delete(first["id"], "alice")
+
+    assert found == {one["id"]: one, two["id"]: two}
+    assert await store.output_items([one["id"], question["id"]], "alice") == {}
+    assert await store.output_items([two["id"]], "bob") == {}
+    assert await store.output_items([], "alice") == {}
+
+
 async def test_a_chain_is_walked_oldest_first_and_ends_at_a_deleted_ancestor(store):
     first = _response(text="one")
     second = _response(first["id"], text="two")

@@ -177,6 +177,70 @@ async def test_function_calls_round_trip_through_replayed_outputs(make_client):
     assert result_b.tool_call_id == "call_b"
 
 
+async def test_stream_helper_output_with_parsed_fields_replays(make_client):
+    # The SDKs' stream and parse helpers add ``parsed_arguments`` to function
+    # calls and ``parsed`` to output text; a kept Response's output items
+    # carry ``caller``, ``created_by`` and ``name``. All replay unchanged.
+    seen = []
+    replies = iter(_calls_then_answer())
+
+    def respond(messages):
+        seen.append(messages)
+        return next(replies)
+
+    graph = single_model_graph(ScriptedChatModel(responder=respond))
+    client = make_client({"m": config(graph)})
+    tools = [
+        {"type": "function", "name": "get_weather", "parameters": {"type": "object"}},
+        {"type": "function", "name": "get_time", "parameters": {"type": "object"}},
+    ]
+    async with client.responses.stream(model="m", input="Weather?", tools=tools) as s:
+        first = await s.get_final_response()
+    calls = [item.model_dump() for item in first.output]
+    assert all("parsed_arguments" in call for call in calls)
+    calls[0]["parsed_arguments"] = {"city": "Oslo"}
+    outputs = [
+        {
+            "type": "function_call_output",
+            "id": f"fco_{call['call_id']}",
+            "call_id": call["call_id"],
+            "output": "r",
+            "status": "completed",
+            "caller": {"type": "direct"},
+            "created_by": "client",
+            "name": call["name"],
+        }
+        for call in calls
+    ]
+    answer = {
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [
+            {"type": "output_text", "text": "{}", "annotations": [], "parsed": {}}
+        ],
+    }
+
+    second = await client.responses.create(
+        model="m",
+        input=[
+            {"role": "user", "content": "Weather?"},
+            *calls,
+            *outputs,
+            answer,
+            {"role": "user", "content": "Again?"},
+        ],
+        tools=tools,
+    )
+
+    assert second.output_text == "It is sunny at noon."
+    _, call_message, result_a, _, replayed_answer, _ = seen[1]
+    assert call_message.tool_calls[0]["args"] == {"city": "Oslo"}
+    assert (result_a.name, result_a.content) == ("get_weather", "r")
+    assert replayed_answer.content[0]["text"] == "{}"
+    assert "parsed" not in replayed_answer.content[0]
+
+
 async def test_streamed_function_call_has_one_argument_delta(make_client):
     client = make_client({"m": config(scripted_graph(_calls_then_answer()[0]))})
 
@@ -250,7 +314,7 @@ async def test_input_files_reach_file_input_graphs_as_langchain_file_blocks(
         {"type": "text", "text": "Read"},
         {"type": "file", "file_id": "file-123"},
     ]
-    assert caught.value.body["param"] == "input.[0].content.[1]"
+    assert caught.value.body["param"] == "input[0].content[1]"
 
 
 async def test_commentary_streams_visible_statuses_as_their_own_messages(make_client):

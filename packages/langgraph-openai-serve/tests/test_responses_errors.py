@@ -28,10 +28,10 @@ async def _rejected(client, body, status=400):
         ({"store": True}, "store"),
         ({"conversation": "conv_1"}, "conversation"),
         ({"include": ["reasoning.encrypted_content"]}, "include"),
-        ({"tools": [{"type": "web_search"}]}, "tools.[0].type"),
+        ({"tools": [{"type": "web_search"}]}, "tools[0].type"),
         (
             {"tools": [{"type": "file_search", "vector_store_ids": []}]},
-            "tools.[0].type",
+            "tools[0].type",
         ),
         ({"text": {"format": {"type": "json_object"}}}, "text.format.type"),
         (
@@ -41,7 +41,7 @@ async def _rejected(client, body, status=400):
         ({"temperature": 0.1}, "temperature"),
         ({"top_p": 0.9}, "top_p"),
         ({"max_output_tokens": 10}, "max_output_tokens"),
-        ({"reasoning": {"effort": "low"}}, "reasoning"),
+        ({"reasoning": {"effort": "low"}}, "reasoning.effort"),
         ({"stream_options": {"include_obfuscation": False}}, "stream_options"),
         ({"service_tier": "flex"}, "service_tier"),
         ({"prompt": {"id": "pmpt_1"}}, "prompt"),
@@ -68,32 +68,40 @@ async def test_unsupported_fields_are_rejected_by_name(client, extra, param):
                 "role": "user",
                 "content": [{"type": "input_image", "image_url": "https://x"}],
             },
-            "input.[0].content.[0].type",
+            "input[0].content[0].type",
         ),
         (
             {"role": "user", "content": [{"type": "input_audio", "input_audio": {}}]},
-            "input.[0].content.[0].type",
+            "input[0].content[0].type",
         ),
         (
             {
                 "role": "user",
                 "content": [{"type": "input_file", "file_url": "https://x"}],
             },
-            "input.[0].content.[0].file_url",
+            "input[0].content[0].file_url",
         ),
         (
             {"role": "user", "content": [{"type": "input_file", "file_data": "aGk="}]},
-            "input.[0].content.[0].file_data",
+            "input[0].content[0].file_data",
         ),
-        ({"type": "item_reference", "id": "msg_1"}, "input.[0].type"),
-        ({"type": "reasoning", "id": "rs_1", "summary": []}, "input.[0].type"),
+        ({"type": "item_reference", "id": "msg_1"}, "input[0]"),
+        (
+            {
+                "type": "reasoning",
+                "id": "rs_1",
+                "summary": [],
+                "encrypted_content": "x",
+            },
+            "input[0].encrypted_content",
+        ),
         (
             {
                 "type": "function_call_output",
                 "call_id": "c",
                 "output": [{"type": "input_text", "text": "x"}],
             },
-            "input.[0].output",
+            "input[0].output",
         ),
         (
             {
@@ -103,7 +111,7 @@ async def test_unsupported_fields_are_rejected_by_name(client, extra, param):
                 "arguments": "{}",
                 "caller": {"type": "program", "caller_id": "p"},
             },
-            "input.[0].caller.type",
+            "input[0].caller.type",
         ),
         (
             {
@@ -113,27 +121,13 @@ async def test_unsupported_fields_are_rejected_by_name(client, extra, param):
                 "arguments": "{}",
                 "namespace": "ns",
             },
-            "input.[0].namespace",
-        ),
-        (
-            {
-                "role": "assistant",
-                "content": [
-                    {
-                        "type": "output_text",
-                        "text": "x",
-                        "annotations": [],
-                        "parsed": {"a": 1},
-                    }
-                ],
-            },
-            "input.[0].content.[0].parsed",
+            "input[0].namespace",
         ),
         (
             {"role": "user", "content": [{"type": "output_text", "text": "x"}]},
-            "input.[0].content.[0].type",
+            "input[0].content[0].type",
         ),
-        ({"role": "tool", "content": "x"}, "input.[0].role"),
+        ({"role": "tool", "content": "x"}, "input[0].role"),
     ],
 )
 async def test_unsupported_input_items_name_the_offending_param(client, item, param):
@@ -153,12 +147,12 @@ def _output(call_id="call_1"):
 @pytest.mark.parametrize(
     ("items", "param"),
     [
-        ([_call()], "input.[0]"),
-        ([_call(), _output(), _output()], "input.[2].call_id"),
-        ([_output()], "input.[0].call_id"),
-        ([_call(), _output("call_other")], "input.[1].call_id"),
-        ([_call(), _call(), _output()], "input.[1].call_id"),
-        ([{**_call(), "arguments": "[1, 2]"}, _output()], "input.[0].arguments"),
+        ([_call()], "input[0]"),
+        ([_call(), _output(), _output()], "input[2].call_id"),
+        ([_output()], "input[0].call_id"),
+        ([_call(), _output("call_other")], "input[1].call_id"),
+        ([_call(), _call(), _output()], "input[1].call_id"),
+        ([{**_call(), "arguments": "[1, 2]"}, _output()], "input[0].arguments"),
     ],
 )
 @pytest.mark.parametrize("stream", [False, True])

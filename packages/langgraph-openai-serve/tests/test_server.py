@@ -53,6 +53,35 @@ async def test_docs_are_off_by_default_and_opt_in():
     assert (await _get(shown.app, "/v1/docs")).status_code == 200
 
 
+@pytest.mark.parametrize("docs", [False, True])
+async def test_the_host_lgos_builds_serves_no_docs_of_its_own(docs):
+    # Its document listed none of the API, only the library and its version.
+    server = _server(OPENAI_API_DOCS_ENABLED=docs).bind_openai_api()
+
+    for path in ("/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect"):
+        answer = await _get(server.app, path)
+        assert answer.status_code == 404, path
+        assert "openapi" not in answer.text.lower(), path
+
+
+async def test_enabled_docs_need_a_key_when_keys_are_configured():
+    server = _server(OPENAI_API_DOCS_ENABLED=True, API_KEYS="sk-one").bind_openai_api()
+
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=server.app), base_url="http://t"
+    ) as client:
+        without = [
+            await client.get(f"/v1/{p}") for p in ("docs", "redoc", "openapi.json")
+        ]
+        keyed = await client.get(
+            "/v1/openapi.json", headers={"Authorization": "Bearer sk-one"}
+        )
+
+    assert [answer.status_code for answer in without] == [401, 401, 401]
+    assert keyed.status_code == 200
+    assert "/responses" in keyed.json()["paths"]
+
+
 async def test_docs_describe_the_json_bodies_of_chat_and_responses():
     shown = _server(OPENAI_API_DOCS_ENABLED=True).bind_openai_api()
 

@@ -188,18 +188,18 @@ async def test_a_selected_call_without_a_result_fails_the_response(client):
 @pytest.mark.parametrize(
     ("body", "param"),
     [
-        ({"tools": [{**CUSTOM, "description": "mine"}]}, "tools.[0].description"),
-        ({"tools": [{**CUSTOM, "format": {"type": "text"}}]}, "tools.[0].format"),
-        ({"tools": [{"type": "custom", "name": "unknown"}]}, "tools.[0].name"),
-        ({"model": "search-only", "tools": [CUSTOM]}, "tools.[0].name"),
-        ({"tools": [{"type": "custom", "name": "web_search"}]}, "tools.[0].name"),
+        ({"tools": [{**CUSTOM, "description": "mine"}]}, "tools[0].description"),
+        ({"tools": [{**CUSTOM, "format": {"type": "text"}}]}, "tools[0].format"),
+        ({"tools": [{"type": "custom", "name": "unknown"}]}, "tools[0].name"),
+        ({"model": "search-only", "tools": [CUSTOM]}, "tools[0].name"),
+        ({"tools": [{"type": "custom", "name": "web_search"}]}, "tools[0].name"),
         (
             {
                 "tools": [
                     {"type": "function", "name": "package_version", "parameters": {}}
                 ]
             },
-            "tools.[0].name",
+            "tools[0].name",
         ),
         (
             {"tools": [SEARCH], "tool_choice": {"type": "web_search"}},
@@ -212,10 +212,10 @@ async def test_a_selected_call_without_a_result_fails_the_response(client):
             },
             "tool_choice.name",
         ),
-        ({"tools": [CUSTOM, CUSTOM]}, "tools.[1]"),
+        ({"tools": [CUSTOM, CUSTOM]}, "tools[1]"),
         (
             {"tools": [{"type": "web_search", "search_context_size": "high"}]},
-            "tools.[0].search_context_size",
+            "tools[0].search_context_size",
         ),
     ],
 )
@@ -243,7 +243,7 @@ async def test_web_search_is_only_selectable_when_allowlisted(make_client, searc
     with pytest.raises(openai.BadRequestError) as caught:
         await client.responses.create(model="custom-only", input="x", tools=[SEARCH])
 
-    assert caught.value.body["param"] == "tools.[0].type"
+    assert caught.value.body["param"] == "tools[0].type"
 
 
 async def test_chat_completions_cannot_select_server_tools(client):
@@ -264,8 +264,8 @@ async def test_chat_completions_cannot_select_server_tools(client):
             cast_to=object,
         )
 
-    assert named.value.body["param"] == "tools.[0].function.name"
-    assert custom.value.body["param"] == "tools.[0].type"
+    assert named.value.body["param"] == "tools[0].function.name"
+    assert custom.value.body["param"] == "tools[0].type"
 
 
 def _two_step_graph(second_call_id: str):

@@ -216,6 +216,72 @@ async def test_without_a_store_store_true_is_refused_and_nothing_is_retrievable(
     assert chained["param"] == "previous_response_id"
 
 
+async def test_item_references_resolve_to_the_callers_own_kept_items(
+    make_client, graphs
+):
+    # What the Vercel AI SDK sends on its second turn: the earlier answer
+    # by the id of its output item.
+    keys = '{"sk-alice": "alice", "sk-bob": "bob"}'
+    server = make_client(graphs, RESPONSE_STORE="memory", API_KEYS=keys)
+    alice = server.with_options(api_key="sk-alice")
+    bob = server.with_options(api_key="sk-bob")
+    first = await alice.responses.create(model="history", input="Hello")
+    (answer,) = first.output
+
+    def turn(reference):
+        return [
+            {"role": "user", "content": "Hello"},
+            reference,
+            {"role": "user", "content": "Again?"},
+        ]
+
+    second = await alice.responses.create(
+        model="history", input=turn({"type": "item_reference", "id": answer.id})
+    )
+    untyped = await alice.responses.create(
+        model="history", input=turn({"id": answer.id})
+    )
+    listed = await alice.responses.input_items.list(second.id)
+    others = await error_body(
+        bob.responses.create(
+            model="history", input=turn({"type": "item_reference", "id": answer.id})
+        ),
+        400,
+    )
+    unknown = await error_body(
+        alice.responses.create(
+            model="history", input=turn({"type": "item_reference", "id": "msg_x"})
+        ),
+        400,
+    )
+
+    expected = "Saw human:Hello | ai:Saw human:Hello | human:Again?"
+    assert second.output_text == untyped.output_text == expected
+    assert [item.id for item in listed.data][1] == answer.id
+    assert others["param"] == unknown["param"] == "input[1].id"
+    assert others["message"] == f"Item with id '{answer.id}' not found."
+    assert unknown["message"] == "Item with id 'msg_x' not found."
+
+
+async def test_without_a_store_an_item_reference_says_what_to_do(make_client, graphs):
+    stateless = make_client(graphs)
+
+    refused = await error_body(
+        stateless.responses.create(
+            model="history",
+            input=[
+                {"role": "user", "content": "Hello"},
+                {"type": "item_reference", "id": "msg_1"},
+            ],
+        ),
+        400,
+    )
+
+    assert refused["param"] == "input[1]"
+    assert "store = false" in refused["message"]
+    assert "LGOS_RESPONSE_STORE" in refused["message"]
+
+
 async def test_a_failed_stream_is_kept_failed(client):
     async with client.responses.stream(model="history", input="boom") as stream:
         events = [event async for event in stream]

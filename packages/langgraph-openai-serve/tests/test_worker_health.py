@@ -63,7 +63,7 @@ def test_a_stopping_worker_turns_not_ready_but_stays_live_until_it_exits(stack):
     assert ready == {"status": "ready", "checks": {"queue": "ok"}}
     assert stopping == (
         503,
-        {"status": "not_ready", "reason": "stopping: the worker takes no new job"},
+        {"status": "not_ready", "reason": "stopping"},
     )
     assert live == (200, {"status": "alive"})
     assert exit_code == 0
@@ -71,9 +71,10 @@ def test_a_stopping_worker_turns_not_ready_but_stays_live_until_it_exits(stack):
     assert _get(f"{url}/health/live") == (None, {})  # closed with the process
 
 
-def test_a_worker_the_queue_no_longer_lists_is_not_ready(stack):
+def test_a_worker_the_queue_no_longer_lists_is_not_ready_and_logs_why(stack, tmp_path):
     port = free_port()
-    worker = stack.start_worker(LGOS_WORKER_HEALTH_PORT=str(port))
+    log = tmp_path / "worker.log"
+    worker = stack.start_worker(log, LGOS_WORKER_HEALTH_PORT=str(port))
     url = f"http://127.0.0.1:{port}"
     _wait_ready(worker, url)
 
@@ -81,12 +82,19 @@ def test_a_worker_the_queue_no_longer_lists_is_not_ready(stack):
     stack.sql("DELETE FROM procrastinate_workers")
     status, body = _get(f"{url}/health/ready")
 
-    assert status == 503
-    assert body["reason"].startswith("queue: worker ")
-    assert body["reason"].endswith(
-        "is no longer registered (another worker counted it as stalled)"
+    # The probe gets a code; the reason in words is in the worker's log.
+    assert (status, body) == (
+        503,
+        {
+            "status": "not_ready",
+            "reason": "queue_unavailable",
+            "checks": {"queue": "unavailable"},
+        },
     )
     assert _get(f"{url}/health/live")[0] == 200
+    assert "is no longer registered (another worker counted it as stalled)" in (
+        log.read_text()
+    )
 
 
 def test_a_worker_whose_health_port_is_taken_exits_saying_so(stack):

@@ -27,6 +27,8 @@ from lgos_testkit import (
     RunningProcess,
     S3Endpoint,
     files_api_env,
+    memory_bytes,
+    reset_peak_rss,
     seaweedfs,
     start_files_api,
     wait_until,
@@ -77,14 +79,10 @@ class FilesServer:
 
     def memory_kib(self, name: str) -> int:
         """A ``VmRSS``/``VmHWM`` line of the server's /proc status, in KiB."""
-        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-            if line.startswith(f"{name}:"):
-                return int(line.split()[1])
-        raise AssertionError(f"{name} missing from /proc/{self.pid}/status")
+        return memory_bytes(self.pid, name) // 1024
 
     def reset_peak_rss(self) -> None:
-        # Writing 5 to clear_refs resets VmHWM to the current RSS (Linux >= 4.0).
-        Path(f"/proc/{self.pid}/clear_refs").write_text("5")
+        reset_peak_rss(self.pid)
 
     def stop(self) -> None:
         self.running.stop(signal.SIGINT, timeout=10)

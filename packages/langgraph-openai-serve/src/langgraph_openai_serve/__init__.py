@@ -20,6 +20,12 @@ from langgraph_openai_serve.graph.errors import (
 )
 from langgraph_openai_serve.graph.expiry import delete_expired_interrupt_runs
 from langgraph_openai_serve.graph.features import GraphFeature
+from langgraph_openai_serve.graph.generation import (
+    GenerationControl,
+    GenerationOptions,
+    OutputSchema,
+    StructuredOutputError,
+)
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.graph.request import (
     ClientFunctionTool,
@@ -36,6 +42,8 @@ __all__ = [
     "Citation",
     "ClientFunctionTool",
     "ClientSettings",
+    "GenerationControl",
+    "GenerationOptions",
     "GraphConfig",
     "GraphConfigurationError",
     "GraphError",
@@ -49,10 +57,12 @@ __all__ = [
     "LGOSError",
     "LanggraphOpenaiServe",
     "NamedFunctionToolChoice",
+    "OutputSchema",
     "PausedRunNotFoundError",
     "RunBusyError",
     "RunCoordinator",
     "Settings",
+    "StructuredOutputError",
     "citation_slice",
     "client_event",
     "delete_expired_interrupt_runs",

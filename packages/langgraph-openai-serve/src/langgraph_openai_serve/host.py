@@ -13,7 +13,8 @@ instructions (``lgos-bench instructions``).
 ``HostApp`` hands such a request to the mount at once, as the host's router
 would, when nothing of the host's own could see it: no middleware was added
 to the host, and every route ahead of the mount has a fixed path outside the
-prefix (the docs and the operations routes), so none could match it. The
+prefix (the operations routes, and FastAPI's docs on a host that has them),
+so none could match it. The
 decision is taken when the host builds its middleware stack (its first
 request; middleware cannot be added after that). Any other request, and
 every request of a host that does not qualify, takes the usual way.

@@ -85,9 +85,7 @@ class LanggraphOpenaiServe:
         self.graph_registry = graphs
         self.settings = settings if settings is not None else Settings()
         self._owns_app = app is None
-        self.app = (
-            app if app is not None else HostApp(title=TITLE, version=library_version())
-        )
+        self.app = app if app is not None else _host_app()
         # Secure by default: each API key's principal is its own scope.
         self.checkpoint_scope: CheckpointScope = checkpoint_scope or scope_resolver(
             self.settings.CHECKPOINT_SCOPE
@@ -173,6 +171,22 @@ class LanggraphOpenaiServe:
         hold (HTTP clients); the app's lifespan does it on shutdown."""
         if self._openai_app is not None:
             await self.services.close()
+
+
+def _host_app() -> HostApp:
+    """The host LGOS builds when given none, without FastAPI's ``/docs``,
+    ``/redoc`` and ``/openapi.json``: its document would list none of the
+    OpenAI routes (a mount is not in it), only the library's name and
+    version, an answer to anyone fingerprinting the server. The OpenAI API's
+    own docs are ``{prefix}/docs`` (``LGOS_OPENAI_API_DOCS_ENABLED``), behind
+    the API keys like every route of the prefix but ``/health``."""
+    return HostApp(
+        title=TITLE,
+        version=library_version(),
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
 
 
 def _memory_overrides(

@@ -122,7 +122,12 @@ class Settings(BaseSettings):
     OPENAI_API_PREFIX: str = "/v1"
     """Where the OpenAI routes are mounted."""
     OPENAI_API_DOCS_ENABLED: bool = False
-    """Expose ``{prefix}/docs``, ``{prefix}/redoc`` and ``{prefix}/openapi.json``."""
+    """Expose ``{prefix}/docs``, ``{prefix}/redoc`` and ``{prefix}/openapi.json``.
+    Off by default: they describe the server to anyone who asks and no client
+    needs them. With ``LGOS_API_KEYS`` set they answer only with a key, like
+    every OpenAI route but ``{prefix}/health`` (a browser sends none: fetch
+    ``openapi.json`` with the key and open it in a viewer). The host app LGOS
+    builds serves no ``/docs`` of its own."""
     SSE_PING_INTERVAL: float = Field(default=15.0, gt=0)
     """Seconds of silence after which a stream sends a ``: ping`` comment."""
     API_KEYS: SecretStr | None = None
@@ -133,7 +138,14 @@ class Settings(BaseSettings):
     MAX_JSON_DEPTH: int = Field(default=PARSER_MAX_DEPTH, ge=1, le=PARSER_MAX_DEPTH)
     """Deepest nesting of arrays and objects in a request body; deeper answers
     400. The default is the JSON parser's own bound and costs nothing; a
-    lower one is checked on bodies with more brackets than the limit."""
+    lower one is checked on bodies with more brackets than the limit. The
+    body of each line of a batch's input is held to it too."""
+    MAX_JSON_ELEMENTS: int = Field(default=10_000, ge=1)
+    """Most arrays and objects a request body (or a batch line's body) may
+    hold; more answers 400 ``json_too_many_elements`` before validation,
+    whose errors would cost about 4.5 KB per invalid element (45 MB at the
+    default; validation runs one body at a time on a process's event loop).
+    A long conversation replayed whole holds a few thousand."""
     RUN_TIMEOUT: float | None = Field(default=None, gt=0)
     """Seconds a foreground run may take (unset: no limit). Past it the graph
     is cancelled: a stream ends with the protocol's failure (``run_timeout``),
@@ -183,6 +195,11 @@ class Settings(BaseSettings):
     CHAT_STATUS_AS_REASONING: bool = False
     """Forward visible status events to Chat Completions streams as
     ``reasoning_content`` deltas (an Open WebUI extension, not standard)."""
+    RESPONSES_STATUS_AS_REASONING: bool = False
+    """Show a streamed Response's status updates as reasoning summary items
+    instead of ``phase="commentary"`` messages, unless a request chooses
+    (``metadata.lgos_status``); clients that ignore ``phase`` (the Vercel AI
+    SDK, LangChain.js) then keep them apart from the answer."""
 
     BACKGROUND_BACKEND: Literal["memory", "postgres"] = "memory"
     """Where background Responses run: this process, or PostgreSQL (a
@@ -261,6 +278,16 @@ class Settings(BaseSettings):
     """Most requests one batch's input file may hold (OpenAI's limit)."""
     BATCH_MAX_INPUT_BYTES: int = Field(default=200 * 1024 * 1024, ge=1)
     """Largest input file a batch reads, in bytes (OpenAI's 200 MB)."""
+    BATCH_MAX_LINE_BYTES: int = Field(default=1024 * 1024, ge=1)
+    """Longest line (one request) of a batch's input file, in bytes; a
+    longer one fails the batch naming the line (``line_too_large``), read
+    past without being held. Parsing a line may take about 25 times its
+    size, so a worker validating a batch holds at most about 27 times this
+    (27 MiB at the default; a worker validates at most
+    ``LGOS_BACKGROUND_CONCURRENCY`` batches at once). 1 MiB of text is more
+    tokens than most models' context; raise it for lines carrying images.
+    A line's body nests at most ``LGOS_MAX_JSON_DEPTH`` levels, as a
+    request's (deeper: ``json_too_deep``)."""
     BATCH_LINES_PER_JOB: int = Field(default=25, ge=1)
     """Requests one queue job runs in turn (a batch is cut into such jobs)."""
     BATCH_COMPLETION_WINDOW: dt.timedelta = Field(default=dt.timedelta(hours=24))

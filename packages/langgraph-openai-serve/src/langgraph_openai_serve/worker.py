@@ -49,7 +49,7 @@ async def run_worker(services: Services) -> None:
         readiness = Readiness(
             lifecycle,
             {"queue": worker.check},
-            stopping_reason="stopping: the worker takes no new job",
+            stopping_reason="stopping",  # it takes no new job
         )
         health = HealthPort(
             operations_app(

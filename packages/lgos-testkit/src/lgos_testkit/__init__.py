@@ -30,6 +30,7 @@ from lgos_testkit.litellm import (
     litellm_env,
     start_litellm,
 )
+from lgos_testkit.memory import memory_bytes, peak_rss_bytes, reset_peak_rss
 from lgos_testkit.responses import SETTLED, await_response, wait_for_response
 from lgos_testkit.storage import (
     FilesApi,
@@ -70,8 +71,11 @@ __all__ = [
     "litellm",
     "litellm_config",
     "litellm_env",
+    "memory_bytes",
     "no_async_generator_left",
+    "peak_rss_bytes",
     "pid_alive",
+    "reset_peak_rss",
     "running",
     "seaweedfs",
     "start_files_api",

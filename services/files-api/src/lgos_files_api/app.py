@@ -18,6 +18,7 @@ from lgos_files_api.envelope import install_error_handlers
 from lgos_files_api.errors import StoreError
 from lgos_files_api.routes import router
 from lgos_files_api.settings import Settings
+from lgos_files_api.slots import UploadSlots
 from lgos_files_api.storage import open_store
 from lgos_files_api.sweep import sweep_forever
 
@@ -52,6 +53,10 @@ def create_app(
                         keyring=keyring,
                         max_upload_bytes=config.MAX_UPLOAD_BYTES,
                         clock=clock,
+                        uploads=UploadSlots(
+                            config.MAX_UPLOADS, config.MAX_UPLOADS_PER_OWNER
+                        ),
+                        upload_idle_timeout=config.UPLOAD_IDLE_TIMEOUT,
                     )
                 }
             finally:

@@ -10,6 +10,7 @@ from fastapi import Depends, Request
 
 from lgos_files_api.auth import OWNER_HEADER, Caller, KeyRing
 from lgos_files_api.catalog import FileCatalog
+from lgos_files_api.slots import UploadSlots
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +21,8 @@ class Services:
     keyring: KeyRing
     max_upload_bytes: int
     clock: Callable[[], float]
+    uploads: UploadSlots
+    upload_idle_timeout: float
 
 
 def get_services(request: Request) -> Services:

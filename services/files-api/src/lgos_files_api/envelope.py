@@ -2,7 +2,7 @@
 
 Every exception that leaves a route becomes ``{"error": {message, type, param,
 code}}`` here and nowhere else. Store failures keep their detail in the log;
-the client learns only that the store is unavailable (``/health`` says more).
+the client learns only that the store is unavailable (``/health`` too).
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from lgos_files_api.errors import (
     FileTooLargeError,
     InvalidRequestError,
     StoreError,
+    TooManyUploadsError,
+    UploadStalledError,
 )
 
 logger = logging.getLogger("lgos_files_api")
@@ -54,6 +56,17 @@ def response_for(exc: Exception) -> Response:
         return error_response(404, exc.message, param=exc.param)
     if isinstance(exc, FileTooLargeError):
         return error_response(413, exc.message, param=exc.param, code="file_too_large")
+    if isinstance(exc, TooManyUploadsError):
+        # As OpenAI's rate limits answer: the SDKs wait Retry-After and retry.
+        response = error_response(
+            429, exc.message, "requests", code="rate_limit_exceeded"
+        )
+        response.headers["Retry-After"] = str(exc.retry_after)
+        return response
+    if isinstance(exc, UploadStalledError):
+        response = error_response(408, exc.message, code="upload_timeout")
+        response.headers["Connection"] = "close"
+        return response
     if isinstance(exc, InvalidRequestError):
         return error_response(400, exc.message, param=exc.param)
     if isinstance(exc, StoreError):

@@ -9,6 +9,8 @@ into a status code and the OpenAI error envelope::
     │   └── MalformedUploadError   not multipart, broken or cut-off body
     ├── FileMissingError       unknown, expired, deleted or someone else's file
     ├── FileTooLargeError      over ``MAX_UPLOAD_BYTES``
+    ├── TooManyUploadsError    the owner's or the process's uploads at their cap
+    ├── UploadStalledError     the body stopped arriving (``UPLOAD_IDLE_TIMEOUT``)
     └── StoreError             the S3 store failed or cannot be reached
 """
 
@@ -51,5 +53,24 @@ class FileTooLargeError(FilesApiError):
         self.limit = limit
 
 
+class TooManyUploadsError(FilesApiError):
+    """An upload refused at once: its owner, or the process, already
+    receives as many as it may; ``retry_after`` seconds is a fair wait."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class UploadStalledError(FilesApiError):
+    """Nothing of the body arrived for ``seconds``: the upload is given up."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(
+            f"The upload stalled: no data arrived for {seconds:g} seconds."
+        )
+
+
 class StoreError(FilesApiError):
-    """The object store failed; the message names the endpoint and the cause."""
+    """The object store failed; the message names the endpoint and the cause,
+    for the log only (callers, /health included, learn just that it failed)."""

@@ -6,12 +6,14 @@ listing and expiry live in the catalog; the streamed upload in ``upload``.
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Literal
 from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
 from starlette.responses import Response, StreamingResponse
 
+from lgos_files_api.body import body_chunks
 from lgos_files_api.deps import CallerDep, OwnerDep, ServicesDep
 from lgos_files_api.envelope import error_response
 from lgos_files_api.errors import InvalidRequestError, StoreError
@@ -20,6 +22,8 @@ from lgos_files_api.schemas import FileDeleted, FileList, FileObject, Health
 from lgos_files_api.upload import UploadRequest, receive_upload
 
 router = APIRouter()
+
+logger = logging.getLogger("lgos_files_api")
 
 
 @router.post("/v1/files")
@@ -36,10 +40,11 @@ async def create_file(
     )
     record = await receive_upload(
         upload,
-        request.stream(),
+        body_chunks(request.receive, services.upload_idle_timeout),
         catalog=services.catalog,
         max_bytes=services.max_upload_bytes,
         clock=services.clock,
+        slots=services.uploads,
     )
     return FileObject.of(record)
 
@@ -112,15 +117,22 @@ async def delete_file(
 
 @router.get("/health", response_model=Health)
 async def health(services: ServicesDep) -> Response | Health:
-    """Readiness: the store answers and the bucket exists (created if not)."""
-    store = services.catalog.store
+    """Readiness: the store answers and the bucket exists (created if not).
+
+    Unauthenticated, so it says only ready or not and why in one code: the
+    store's endpoint, bucket and error go to the log, never to the caller.
+    """
     try:
-        await store.ensure_bucket()
+        await services.catalog.store.ensure_bucket()
     except StoreError as exc:
+        logger.error("health.store_unavailable: %s", exc.message)
         return error_response(
-            503, exc.message, "server_error", code="store_unavailable"
+            503,
+            "The file store is unavailable.",
+            "server_error",
+            code="store_unavailable",
         )
-    return Health(bucket=store.bucket)
+    return Health()
 
 
 def _content_length(value: str | None) -> int | None:

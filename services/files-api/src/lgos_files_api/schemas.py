@@ -56,4 +56,3 @@ class Health(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     status: Literal["ok"] = "ok"
-    bucket: str

@@ -51,7 +51,20 @@ class Settings(BaseSettings):
     MAX_UPLOAD_BYTES: int = Field(default=512 * MIB, ge=1)
     """Largest file accepted; larger uploads answer 413."""
     PART_SIZE_BYTES: int = Field(default=8 * MIB, ge=MIN_PART_SIZE)
-    """Bytes buffered per S3 multipart part: the memory one upload holds."""
+    """Bytes buffered per S3 multipart part: one upload holds up to about
+    twice this (its buffer and the copy being sent while a part flushes)."""
+    MAX_UPLOADS: int = Field(default=16, ge=1)
+    """Uploads this process receives at once, over all owners; one more
+    answers 429 at once. With ``MAX_UPLOADS_PER_OWNER`` it bounds the memory
+    uploads hold: at most ``MAX_UPLOADS * 2 * PART_SIZE_BYTES`` (256 MiB at
+    the defaults)."""
+    MAX_UPLOADS_PER_OWNER: int = Field(default=4, ge=1)
+    """Uploads one owner has in progress at once in this process; one more
+    answers 429 at once (64 MiB at the defaults), so one owner cannot take
+    every slot."""
+    UPLOAD_IDLE_TIMEOUT: float = Field(default=30.0, gt=0)
+    """Seconds an upload's body may pause; past it the upload is discarded,
+    its slot and buffer freed, and the sender answered 408."""
     API_KEYS: dict[str, str] = Field(min_length=1, repr=False)
     """Bearer keys as a JSON object ``{"key": "owner"}``; several keys may share
     an owner (rotation). Files belong to the owner, not to the key."""

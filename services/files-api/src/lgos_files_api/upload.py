@@ -19,6 +19,7 @@ from lgos_files_api.errors import (
     FileTooLargeError,
     InvalidRequestError,
     MalformedUploadError,
+    TooManyUploadsError,
 )
 from lgos_files_api.multipart import (
     MultipartReader,
@@ -34,6 +35,7 @@ from lgos_files_api.records import (
     new_file_id,
 )
 from lgos_files_api.sanitize import sanitize_content_type, sanitize_filename
+from lgos_files_api.slots import UploadSlots
 from lgos_files_api.storage import ObjectWriter
 
 # Form field -> the ``param`` an error about it names (OpenAI's dotted form).
@@ -68,13 +70,32 @@ async def receive_upload(
     catalog: FileCatalog,
     max_bytes: int,
     clock: Callable[[], float],
+    slots: UploadSlots,
 ) -> FileRecord:
-    """Stream ``body`` into the store; return the committed file's record."""
+    """Stream ``body`` into the store, in one of ``slots`` (refused when its
+    owner's or the process's are all taken); return the committed file's
+    record."""
     reader = MultipartReader(boundary_of(request.content_type))
     declared = request.content_length
     if declared is not None and declared > max_bytes + _FORM_OVERHEAD:
         await _drain(body)
         raise FileTooLargeError(max_bytes)
+    try:
+        with slots.hold(request.owner):
+            return await _receive(request, reader, body, catalog, max_bytes, clock)
+    except TooManyUploadsError:  # refused before a byte was read
+        await _drain(body)
+        raise
+
+
+async def _receive(
+    request: UploadRequest,
+    reader: MultipartReader,
+    body: AsyncIterator[bytes],
+    catalog: FileCatalog,
+    max_bytes: int,
+    clock: Callable[[], float],
+) -> FileRecord:
     form = _Form(request.owner, catalog, max_bytes, clock, service=request.service)
     try:
         async for chunk in body:

@@ -60,8 +60,9 @@ class FilesClient:
             raise FileNotFound(file_id) from None
         return InputFile(purpose=found.purpose, bytes=found.bytes)
 
-    async def lines(self, file_id: str, owner: str) -> AsyncIterator[str]:
-        """The file's lines as they arrive (never the whole file at once)."""
+    async def content(self, file_id: str, owner: str) -> AsyncIterator[bytes]:
+        """The file's bytes as they arrive, in chunks of the transport's
+        size (never the whole file, nor a whole line, at once)."""
         import openai
 
         streamed = self._client.files.with_streaming_response.content(
@@ -69,8 +70,8 @@ class FilesClient:
         )
         try:
             async with streamed as response:
-                async for line in response.iter_lines():
-                    yield line
+                async for chunk in response.iter_bytes():
+                    yield chunk
         except openai.NotFoundError:
             raise FileNotFound(file_id) from None
 

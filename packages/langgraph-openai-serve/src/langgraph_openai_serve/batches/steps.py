@@ -170,7 +170,7 @@ async def _validate(runtime: BatchRuntime, batch_id: str) -> None:
         return
     await runtime.store.drop_lines(batch_id)  # an earlier attempt's, if any
     found = await read_lines(
-        files.lines(file_id, stored.scope),
+        files.content(file_id, stored.scope),
         endpoint=stored.batch["endpoint"],
         known_model=runtime.known_model,
         keep=lambda lines: runtime.store.add_lines(batch_id, lines),

@@ -28,6 +28,7 @@ from langgraph_openai_serve.graph.client_settings import (
 from langgraph_openai_serve.graph.coordination import RunCoordinator
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from langgraph_openai_serve.graph.features import GraphFeature
+from langgraph_openai_serve.graph.generation import GenerationControl
 from langgraph_openai_serve.graph.request import GraphRequest
 
 AnyGraph: TypeAlias = Pregel[Any, Any, Any, Any]
@@ -94,6 +95,10 @@ class GraphConfig(BaseModel):
     """``(request, client_settings) -> runtime context``; default the settings."""
     output_to_message: OutputToMessage | None = None
     """``output -> AIMessage``; default the last of ``output["messages"]``."""
+    generation_controls: frozenset[GenerationControl] = frozenset()
+    """The generation controls (``temperature``, ``top_p``...) requests may
+    set; the graph reads them from ``GraphRequest.generation``. A request
+    setting any other one is refused."""
     interrupt_protocol: InterruptProtocol = "function_call"
     """How the Responses surface presents a pause to clients, by name:
     function calls (default) or MCP approval requests. Only the surface knows

@@ -7,6 +7,8 @@ The hierarchy::
     ├── GraphNotFoundError        no graph is registered under a model id
     ├── InvalidRequestError       a request is rejected before the graph runs
     ├── GraphError                a graph run broke LGOS's output contract
+    │   └── StructuredOutputError  its answer does not match the requested
+    │                              JSON schema (``generation.py``)
     ├── RunBusyError              another holder has the run's coordinator lease
     ├── InterruptStateConflictError  answers do not match the paused run
     ├── PausedRunNotFoundError    no paused run of this scope has that id

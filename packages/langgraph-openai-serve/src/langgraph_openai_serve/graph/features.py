@@ -19,3 +19,7 @@ class GraphFeature(StrEnum):
 
     BACKGROUND = "background"
     """The graph accepts ``background=true`` Responses."""
+
+    STRUCTURED_OUTPUT = "structured_output"
+    """The graph answers in a JSON schema the request gives (Responses
+    ``text.format``, Chat ``response_format``); LGOS checks the answer."""

@@ -12,6 +12,11 @@ from types import MappingProxyType
 from typing import Any, Literal, TypeAlias
 
 from langgraph_openai_serve.deprecation import warn_renamed
+from langgraph_openai_serve.graph.generation import (
+    NO_GENERATION,
+    GenerationOptions,
+    OutputSchema,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +57,9 @@ class GraphRequest:
 
     ``metadata`` is a read-only mapping; ``server_tools`` lists the selected
     registered server-tool names (always empty for Chat Completions).
+    ``generation`` holds the generation controls the request set and
+    ``output_schema`` the JSON schema its answer must match; only graphs
+    that declare them receive them (``graph/generation.py``).
     ``hosted_tools`` is the reference's older name for ``server_tools``.
     """
 
@@ -62,6 +70,8 @@ class GraphRequest:
     tool_choice: ToolChoice = None
     parallel_tool_calls: bool | None = None
     server_tools: tuple[str, ...] = ()
+    generation: GenerationOptions = NO_GENERATION
+    output_schema: OutputSchema | None = None
 
     def __init__(
         self,
@@ -73,6 +83,8 @@ class GraphRequest:
         parallel_tool_calls: bool | None = None,
         server_tools: tuple[str, ...] = (),
         *,
+        generation: GenerationOptions = NO_GENERATION,
+        output_schema: OutputSchema | None = None,
         hosted_tools: tuple[str, ...] | None = None,
     ) -> None:
         if hosted_tools is not None:
@@ -90,6 +102,8 @@ class GraphRequest:
         setattr_(self, "tool_choice", tool_choice)
         setattr_(self, "parallel_tool_calls", parallel_tool_calls)
         setattr_(self, "server_tools", server_tools)
+        setattr_(self, "generation", generation)
+        setattr_(self, "output_schema", output_schema)
 
     @property
     def hosted_tools(self) -> tuple[str, ...]:

@@ -39,6 +39,7 @@ from langgraph_openai_serve.graph.events import (
     TextDelta,
 )
 from langgraph_openai_serve.graph.features import GraphFeature
+from langgraph_openai_serve.graph.generation import check_answer
 from langgraph_openai_serve.graph.interrupts import (
     InterruptPlan,
     discard_run,
@@ -275,6 +276,8 @@ async def _drive(
     if tools is not None:
         tools.finish()
     answer = Answer.from_message(await run.config.render_output(output))
+    if run.request.output_schema is not None:
+        check_answer(answer, run.request.output_schema)
     if stream:
         if not streamed:
             if answer.text:

@@ -18,7 +18,7 @@ class ErrorDetail(BaseModel):
     type: str
     """``invalid_request_error`` or ``server_error``."""
     param: str | None
-    """The offending parameter (``input.[0].content``), when there is one."""
+    """The offending parameter (``input[0].content``), when there is one."""
     code: str | None
 
 

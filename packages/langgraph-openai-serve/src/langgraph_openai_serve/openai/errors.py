@@ -17,6 +17,8 @@ rate limits have it, else ``invalid_request_error``)::
     │   ├── RunTimeoutError               504 run_timeout
     │   ├── GraphConfigurationError       500 (a startup error, not a route's)
     │   ├── GraphError                    500 (a run broke the output contract)
+    │   │   └── StructuredOutputError     500 invalid_structured_output (the
+    │   │                                     answer does not match its schema)
     │   ├── ResponseNotFoundError         404 response_not_found
     │   │   └── PreviousResponseNotFoundError
     │   │                                 404 previous_response_not_found
@@ -63,6 +65,7 @@ from langgraph_openai_serve.compact_json import json_response
 from langgraph_openai_serve.conversations import errors as conversations
 from langgraph_openai_serve.error_envelope import INTERNAL_ERROR_MESSAGE, error_body
 from langgraph_openai_serve.graph import errors as graph
+from langgraph_openai_serve.graph.generation import StructuredOutputError
 from langgraph_openai_serve.observability.admission import refused
 from langgraph_openai_serve.openai.validation import message_and_param
 from langgraph_openai_serve.operations.admission import LimitReached
@@ -142,6 +145,7 @@ _TABLE: dict[type[Exception], _Envelope] = {
 # Errors of the server's own limits: the message is the exception's own.
 _SERVER_TABLE: dict[type[Exception], _Envelope] = {
     graph.RunTimeoutError: _Envelope(504, "run_timeout"),
+    StructuredOutputError: _Envelope(500, "invalid_structured_output"),
 }
 
 
@@ -153,6 +157,13 @@ def _table_entry(exc: Exception) -> tuple[_Envelope, str] | None:
         if envelope is not None:
             return envelope, str(exc) or exc_class.__name__
     return None
+
+
+def server_failure(exc: BaseException | None) -> tuple[str, str] | None:
+    """The ``code`` and message of one of the server's own failures that a
+    client is told about (the server table), ``None`` for anything else."""
+    entry = _SERVER_TABLE.get(type(exc)) if isinstance(exc, Exception) else None
+    return None if entry is None else (entry.code, str(exc))
 
 
 def refusal(exc: Exception) -> tuple[str, str] | None:

@@ -11,13 +11,17 @@ Hostile bodies are refused by cause: one larger than ``BodyLimits.max_bytes``
 answers 413 before it is read whole; one nested deeper than
 ``BodyLimits.max_depth`` answers 400. pydantic-core's parser already stops at
 ``PARSER_MAX_DEPTH`` levels, so the default limit costs nothing; a lower one
-is measured only for bodies with more brackets than the limit.
+is measured only for bodies with more brackets than the limit. One holding
+more than ``BodyLimits.max_elements`` arrays and objects answers 400 before
+it is validated: pydantic records an error per invalid element (about 2 KB
+each, twice over once converted), so a megabyte of ``[{},{},...]`` would
+cost a gigabyte. Counting brackets is a pass at C speed over the bytes;
+strings are cut out only for bodies with more brackets than the limit.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -28,13 +32,15 @@ from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
 from langgraph_openai_serve.graph.errors import InvalidRequestError
-from langgraph_openai_serve.json_limits import PARSER_MAX_DEPTH
+from langgraph_openai_serve.json_limits import (
+    PARSER_MAX_DEPTH,
+    too_deep,
+    too_many_elements,
+)
 
 Model = TypeVar("Model", bound=BaseModel)
 
 _RECURSION_LIMIT = "recursion limit exceeded"
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_A_BRACKET = bytes(sorted(set(range(256)) - set(b"[]{}")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +49,7 @@ class BodyLimits:
 
     max_bytes: int
     max_depth: int = PARSER_MAX_DEPTH
+    max_elements: int = 10_000
 
 
 async def parse_body(request: Request, model: type[Model], limits: BodyLimits) -> Model:
@@ -53,6 +60,11 @@ async def parse_body(request: Request, model: type[Model], limits: BodyLimits) -
         RequestValidationError: the body is not a valid ``model``.
     """
     raw = await _read(request, limits.max_bytes)
+    if too_many_elements(raw, limits.max_elements):
+        raise InvalidRequestError(
+            f"The JSON body holds more than {limits.max_elements} arrays and objects.",
+            code="json_too_many_elements",
+        )
     try:
         parsed = model.model_validate_json(raw)
     except ValidationError as exc:
@@ -77,21 +89,6 @@ async def _read(request: Request, max_bytes: int) -> bytes:
             raise _too_large(max_bytes)
         chunks.append(chunk)
     return b"".join(chunks)
-
-
-def too_deep(raw: bytes, max_depth: int) -> bool:
-    """Whether the JSON text ``raw`` nests arrays and objects deeper than
-    ``max_depth``. Free when it has too few brackets to; otherwise strings are
-    cut out and innermost pairs removed one level per pass, at C speed."""
-    if raw.count(b"[") + raw.count(b"{") <= max_depth:
-        return False
-    brackets = _STRING.sub(b"", raw).translate(None, _NOT_A_BRACKET)
-    brackets = brackets.replace(b"{", b"[").replace(b"}", b"]")
-    for _ in range(max_depth):
-        brackets = brackets.replace(b"[]", b"")
-        if not brackets:
-            return False
-    return b"[" in brackets
 
 
 def _too_deep(max_depth: int) -> InvalidRequestError:

@@ -51,6 +51,8 @@ class ServeState:
     """Server-wide callbacks for one graph run (``server.py`` passes Langfuse's
     when tracing is on; they are built on the first run)."""
     chat_status_as_reasoning: bool = False
+    responses_status_as_reasoning: bool = False
+    """The deployment's choice for Responses statuses (``statuses.py``)."""
     background: BackgroundRuntime | None = None
     """Set when some graph declares ``GraphFeature.BACKGROUND``."""
     responses: ResponseStore | None = None

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from langgraph_openai_serve.error_envelope import INTERNAL_ERROR_MESSAGE
 from langgraph_openai_serve.graph.errors import RunTimeoutError
-from langgraph_openai_serve.openai.errors import UNAVAILABLE, refusal
+from langgraph_openai_serve.openai.errors import UNAVAILABLE, refusal, server_failure
 from langgraph_openai_serve.operations.outages import database_fault
 
 logger = logging.getLogger("langgraph_openai_serve")
@@ -84,12 +84,17 @@ def stream_failure(
     deadline: Deadline, time_limit: float | None, surface: str
 ) -> StreamFailure:
     """Classify (and log) the exception a started stream is handling: the run
-    outlived ``time_limit`` (its ``deadline`` expired), the database was
+    outlived ``time_limit`` (its ``deadline`` expired), a failure the client
+    is told about (an answer not matching its schema), the database was
     away, or something broke."""
     if time_limit is not None and deadline.expired():
         logger.warning("%s.run_timeout seconds=%s", surface, time_limit)
         return run_timeout_failure(time_limit)
     handled = sys.exc_info()[1]
+    told = server_failure(handled)
+    if told is not None:
+        logger.warning("%s.%s: %s", surface, told[0], told[1])
+        return StreamFailure(*told)
     fault = database_fault(handled) if handled is not None else None
     if fault is not None:
         logger.warning("%s.database_%s: %s", surface, fault, handled)

@@ -2,7 +2,7 @@
 
 Pydantic names the wrong field by a location that also holds union members
 and validator steps (``("body", "messages", 0, "user", "content")``); OpenAI
-names it by the path the client wrote (``messages.[0].content``). This module
+names it by the path the client wrote (``messages[0].content``). This module
 makes that translation and writes the message a client of the OpenAI API
 expects; ``openai/errors.py`` puts the pair into the 400 envelope.
 """
@@ -42,7 +42,6 @@ _GENERATION_CONTROLS = frozenset(
         "seed",
         "reasoning_effort",
         "response_format",
-        "reasoning",
         "truncation",
         "service_tier",
         "stream_options",
@@ -55,8 +54,13 @@ _GENERATION_CONTROLS = frozenset(
 )
 # Values LGOS refuses on purpose, by the param of the wrong value.
 _VALUE_HINTS = {
-    "text.format.type": "Structured output is not supported; graphs return plain "
-    "text, so 'text.format' may only be of type 'text'.",
+    "reasoning.effort": "Reasoning effort is owned by the graph's own model "
+    "configuration; 'reasoning' only takes a 'summary', which shows status "
+    "updates as reasoning summaries.",
+    "text.format.type": "'text.format.type' may be 'text', or 'json_schema' for "
+    "a model that accepts structured output.",
+    "response_format.type": "'response_format.type' may be 'text', or "
+    "'json_schema' for a model that accepts structured output.",
 }
 _QUOTED = re.compile(r"'([^']+)'")
 # Among errors at the same depth, the one that says most about the client's
@@ -86,10 +90,7 @@ def message_and_param(exc: RequestValidationError) -> tuple[str, str | None]:
     # the client meant (a list part rather than the plain-string alternative).
     first, param = max(
         ((error, wire_param(error["loc"], body)) for error in errors),
-        key=lambda pair: (
-            len((pair[1] or "").split(".")),
-            _ERROR_RANK.get(pair[0]["type"], 0),
-        ),
+        key=lambda pair: (_depth(pair[1]), _ERROR_RANK.get(pair[0]["type"], 0)),
     )
     if first["type"] == "item_type_invalid":
         param = f"{param}.type" if param else "type"
@@ -101,16 +102,24 @@ def message_and_param(exc: RequestValidationError) -> tuple[str, str | None]:
     return _message(first, param), param
 
 
+def unsupported_control(param: str, accepted: Sequence[str] = ()) -> str:
+    """Why a generation control (or ``response_format``) is refused."""
+    message = (
+        f"Unsupported parameter: '{param}'. Generation controls are owned by the "
+        "graph's own model configuration"
+    )
+    if accepted:
+        return f"{message}; this model accepts {', '.join(accepted)}."
+    return f"{message}."
+
+
 def _message(error: Any, param: str | None) -> str:
     kind = error["type"]
     if kind == "extra_forbidden" and param is not None:
         if param in _UNSUPPORTED_HINTS:
             return _UNSUPPORTED_HINTS[param]
         if param in _GENERATION_CONTROLS:
-            return (
-                f"Unsupported parameter: '{param}'. Generation controls are owned "
-                "by the graph's own model configuration."
-            )
+            return unsupported_control(param)
         return f"Unrecognized request argument supplied: {param}"
     if kind == "missing":
         return f"Missing required parameter: '{param}'."
@@ -120,13 +129,18 @@ def _message(error: Any, param: str | None) -> str:
     return f"Invalid value for '{param}': {msg}."
 
 
+def _depth(param: str | None) -> int:
+    """How many segments ``param`` names (``input[0].content`` has three)."""
+    return 0 if not param else 1 + param.count(".") + param.count("[")
+
+
 def wire_param(loc: Sequence[int | str], body: Any) -> str | None:
-    """The OpenAI ``param`` path (``messages.[0].content``) of a pydantic loc.
+    """The OpenAI ``param`` path (``messages[0].content``) of a pydantic loc.
 
     A loc also names union members and validator steps; walking the request
     body keeps only the segments the client actually wrote.
     """
-    parts: list[str] = []
+    path = ""
     node = body
     items = list(loc)
     if items and items[0] == "body":
@@ -134,12 +148,12 @@ def wire_param(loc: Sequence[int | str], body: Any) -> str | None:
     for index, part in enumerate(items):
         if isinstance(node, dict) and isinstance(part, str):
             if part in node:
-                parts.append(part)
+                path = f"{path}.{part}" if path else part
                 node = node[part]
             elif index == len(items) - 1 and part.isidentifier():
-                parts.append(part)  # a missing field
+                path = f"{path}.{part}" if path else part  # a missing field
             # otherwise ``part`` is a union tag, not a key the client wrote
         elif isinstance(node, list) and isinstance(part, int):
-            parts.append(f"[{part}]")
+            path = f"{path}[{part}]"
             node = node[part] if 0 <= part < len(node) else None
-    return ".".join(parts) or None
+    return path or None

@@ -7,8 +7,9 @@ answers the same paths:
 - ``GET /health/live``: 200 while the process answers; checks nothing else,
   so an orchestrator restarts only a process that is stuck, never one whose
   database is down.
-- ``GET /health/ready``: 200 when the process should get work; 503 with the
-  reason (starting, draining, a dependency that fails) otherwise.
+- ``GET /health/ready``: 200 when the process should get work; 503 with a
+  reason code (``starting``, ``draining``, ``postgres_unavailable``...)
+  otherwise, never an error's text (``readiness.py``).
 
 - ``GET /metrics``: the process's Prometheus metrics (``observability/``),
   when metrics are on (``LGOS_METRICS_ENABLED``).

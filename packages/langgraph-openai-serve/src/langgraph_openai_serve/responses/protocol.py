@@ -19,7 +19,7 @@ forever). A graph that raises is not retried: its Response fails.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -194,6 +194,14 @@ class ResponseStore(Protocol):
         """The Response and those it continues (``previous_response_id``),
         oldest first; ``None`` when unknown or in another scope. A deleted
         or expired ancestor ends the chain."""
+        ...
+
+    async def output_items(
+        self, item_ids: Sequence[str], scope: str
+    ) -> dict[str, dict[str, Any]]:
+        """The output items with these ids of the Responses kept in
+        ``scope``, by id (what an ``item_reference`` names); ids unknown,
+        deleted or of another scope are absent."""
         ...
 
     async def delete(self, response_id: str, scope: str) -> bool:

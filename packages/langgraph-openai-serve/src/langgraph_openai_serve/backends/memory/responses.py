@@ -11,7 +11,7 @@ import asyncio
 import datetime as dt
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -258,6 +258,18 @@ class InMemoryResponseStore:
             return None
         turns.reverse()
         return turns
+
+    async def output_items(
+        self, item_ids: Sequence[str], scope: str
+    ) -> dict[str, dict[str, Any]]:
+        wanted = set(item_ids)
+        found: dict[str, dict[str, Any]] = {}
+        for record in self._records.values():
+            if record.scope == scope:
+                for item in record.snapshot.get("output", ()):
+                    if item.get("id") in wanted:
+                        found[item["id"]] = item
+        return found
 
     async def delete(self, response_id: str, scope: str) -> bool:
         record = self._records.get(response_id)

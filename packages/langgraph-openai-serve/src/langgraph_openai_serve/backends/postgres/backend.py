@@ -221,12 +221,18 @@ class _Tables:
     @read_only
     async def responses(self) -> None:
         if not await self._exists("lgos_background_responses"):
-            raise NotReady("the response tables are missing: run lgos db-setup")
+            raise NotReady(
+                "the response tables are missing: run lgos db-setup",
+                code="schema_missing",
+            )
 
     @read_only
     async def queue(self) -> None:
         if not await self._exists("procrastinate_jobs"):
-            raise NotReady("the queue's tables are missing: run lgos db-setup")
+            raise NotReady(
+                "the queue's tables are missing: run lgos db-setup",
+                code="schema_missing",
+            )
 
     async def _exists(self, table: str) -> bool:
         async with await self._database.connection() as conn:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from typing import Any
 
@@ -417,6 +417,28 @@ class PostgresResponseStore:
         if not rows:
             return None
         return [StoredTurn(row["snapshot"], row["input_items"]) for row in rows]
+
+    @read_only
+    async def output_items(
+        self, item_ids: Sequence[str], scope: str
+    ) -> dict[str, dict[str, Any]]:
+        if not item_ids:
+            return {}
+        from psycopg.types.json import Jsonb
+
+        # One containment test per id, so each uses the GIN index on the
+        # outputs (migration 3); the items are then picked out of the rows.
+        wanted = list(dict.fromkeys(item_ids))
+        tests = " OR ".join(["snapshot->'output' @> %s"] * len(wanted))
+        async with await self._connection() as conn:
+            cursor = await conn.execute(
+                "SELECT item FROM lgos_background_responses, "
+                "jsonb_array_elements(snapshot->'output') AS item "
+                f"WHERE scope = %s AND ({tests}) AND item->>'id' = ANY(%s)",
+                (scope, *(Jsonb([{"id": i}]) for i in wanted), wanted),
+            )
+            rows = await cursor.fetchall()
+        return {row["item"]["id"]: row["item"] for row in rows}
 
     async def delete(self, response_id: str, scope: str) -> bool:
         row = await self._one(

@@ -130,7 +130,12 @@ CREATE INDEX IF NOT EXISTS lgos_responses_unfinished
 CREATE INDEX IF NOT EXISTS lgos_batches_open_by_scope
     ON lgos_batches (scope) WHERE {OPEN_BATCH};
 """,
-    # 4: one live Response per scope and interrupt run, kept by the
+    # 4: kept Responses found by the id of an output item (item_reference).
+    """
+CREATE INDEX IF NOT EXISTS lgos_responses_output_items
+    ON lgos_background_responses USING gin ((snapshot->'output') jsonb_path_ops);
+""",
+    # 5: one live Response per scope and interrupt run, kept by the
     # database: two submits racing past a check could both be stored (the
     # loser then failed a moment later), and the check looked across scopes.
     # A live duplicate left by that race (all but the oldest) ends failed,

@@ -24,6 +24,7 @@ from langgraph_openai_serve.graph.request import (
     ToolChoice,
 )
 from langgraph_openai_serve.openai.chat import schemas
+from langgraph_openai_serve.openai.generation import NONE, Generation
 
 
 def check_graph_serves_chat(
@@ -45,17 +46,21 @@ def check_graph_serves_chat(
             raise InvalidRequestError(
                 f"'{tool.function.name}' is a server tool of this model; only the "
                 "Responses API can select server tools.",
-                param=f"tools.[{index}].function.name",
+                param=f"tools[{index}].function.name",
             )
 
 
 def decode_chat_request(
-    body: schemas.ChatCompletionRequest, *, file_inputs: bool = True
+    body: schemas.ChatCompletionRequest,
+    *,
+    file_inputs: bool = True,
+    generation: Generation = NONE,
 ) -> tuple[GraphRequest, list[BaseMessage]]:
     """Normalize one validated request for the graph layer.
 
     File parts become LangChain file blocks; the route passes
-    ``file_inputs=False`` for a graph without ``GraphFeature.FILE_INPUTS``.
+    ``file_inputs=False`` for a graph without ``GraphFeature.FILE_INPUTS``,
+    and ``generation`` checked against the graph (``chat/generation.py``).
 
     Raises:
         InvalidRequestError: the messages are well-formed JSON but not a valid
@@ -77,6 +82,8 @@ def decode_chat_request(
         ),
         tool_choice=_tool_choice(body.tool_choice),
         parallel_tool_calls=body.parallel_tool_calls,
+        generation=generation.options,
+        output_schema=generation.output_schema,
     )
     return request, convert_messages(body.messages, file_inputs=file_inputs)
 
@@ -128,13 +135,14 @@ def convert_messages(
                     raise InvalidRequestError(
                         "Messages with role 'tool' must answer a tool call of the "
                         "preceding assistant message, once each.",
-                        param=f"messages.[{index}].tool_call_id",
+                        param=f"messages[{index}].tool_call_id",
                     )
                 open_calls.discard(message.tool_call_id)
                 converted.append(
                     ToolMessage(
                         content=_text_content(message.content),
                         tool_call_id=message.tool_call_id,
+                        name=message.name,
                     )
                 )
     return converted
@@ -156,7 +164,7 @@ def _user_content(content: str | list[Any], index: int, file_inputs: bool) -> An
         elif not file_inputs:
             raise InvalidRequestError(
                 "This model does not accept file inputs.",
-                param=f"messages.[{index}].content.[{position}]",
+                param=f"messages[{index}].content[{position}]",
             )
         else:
             blocks.append({"type": "file", "file_id": part.file.file_id})
@@ -176,7 +184,7 @@ def _assistant(message: schemas.AssistantMessage, index: int) -> AIMessage:
                 refusals.append(part.refusal)
     tool_calls = []
     for position, call in enumerate(message.tool_calls or ()):
-        param = f"messages.[{index}].tool_calls.[{position}].function.arguments"
+        param = f"messages[{index}].tool_calls[{position}].function.arguments"
         try:
             args = json.loads(call.function.arguments or "{}")
         except ValueError:

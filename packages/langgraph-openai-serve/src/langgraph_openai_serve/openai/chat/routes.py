@@ -28,6 +28,7 @@ from langgraph_openai_serve.openai.chat.encode import (
     new_completion_id,
     stream_frames,
 )
+from langgraph_openai_serve.openai.chat.generation import chat_generation
 from langgraph_openai_serve.openai.chat.schemas import ChatCompletionRequest
 from langgraph_openai_serve.openai.context import request_log
 from langgraph_openai_serve.openai.error_docs import error_responses
@@ -72,7 +73,9 @@ async def _complete(
     if log is not None:
         log.model = body.model
     graph_request, messages = decode_chat_request(
-        body, file_inputs=config.supports(GraphFeature.FILE_INPUTS)
+        body,
+        file_inputs=config.supports(GraphFeature.FILE_INPUTS),
+        generation=chat_generation(body, config),
     )
     completion_id = new_completion_id()
     watch = state.observer.run(

@@ -1,8 +1,11 @@
 """The supported subset of the Chat Completions request, strictly validated.
 
-Unknown fields fail (``extra="forbid"``), so generation controls, deprecated
-``functions`` / ``function_call``, image and audio parts and inline file data
-are rejected with the offending ``param`` rather than silently ignored.
+Unknown fields fail (``extra="forbid"``), so deprecated ``functions`` /
+``function_call``, ``n``, ``logit_bias``, image and audio parts and inline file
+data are rejected with the offending ``param`` rather than silently ignored.
+The generation controls and ``response_format`` a graph may declare are
+validated here and refused later (``openai/generation.py``) for graphs that
+do not declare them.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from pydantic_core import PydanticCustomError
 
 from langgraph_openai_serve.openai.metadata import check_metadata
 
-_STRICT = ConfigDict(extra="forbid")
+_STRICT = ConfigDict(extra="forbid", populate_by_name=True)
 _CHAT_RESERVED_KEYS = frozenset({"lgos_settings"})
 
 
@@ -66,6 +69,8 @@ class UserMessage(_Strict):
 class FunctionCall(_Strict):
     name: str
     arguments: str
+    # What the SDK's parse helper read from ``arguments``: never passed on.
+    parsed_arguments: Any = Field(default=None, exclude=True)
 
 
 class AssistantToolCall(_Strict):
@@ -84,12 +89,16 @@ class AssistantMessage(_Strict):
     function_call: None = None
     audio: None = None
     annotations: list[dict[str, Any]] | None = None
+    # What the SDK's parse helper read from ``content``: never passed on.
+    parsed: Any = Field(default=None, exclude=True)
 
 
 class ToolMessage(_Strict):
     role: Literal["tool"]
     content: str | list[TextPart]
     tool_call_id: str = Field(min_length=1)
+    name: str | None = None
+    """The tool's name, as LangChain.js's ``ToolMessage`` sends it."""
 
 
 ChatMessage = Annotated[
@@ -119,6 +128,27 @@ class NamedToolChoice(_Strict):
     function: NamedFunction
 
 
+class TextResponseFormat(_Strict):
+    type: Literal["text"]
+
+
+class JsonSchemaSpec(_Strict):
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    description: str | None = None
+    schema_: dict[str, Any] = Field(default_factory=dict, alias="schema")
+    strict: bool | None = None
+
+
+class JsonSchemaResponseFormat(_Strict):
+    type: Literal["json_schema"]
+    json_schema: JsonSchemaSpec
+
+
+ResponseFormat = Annotated[
+    TextResponseFormat | JsonSchemaResponseFormat, Field(discriminator="type")
+]
+
+
 class StreamOptions(_Strict):
     include_usage: bool | None = None
 
@@ -135,6 +165,16 @@ class ChatCompletionRequest(_Strict):
     parallel_tool_calls: bool | None = None
     metadata: dict[str, str] | None = None
     user: str | None = None
+    # Generation controls and structured output: for graphs that declare them.
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    max_tokens: int | None = Field(default=None, ge=1)
+    max_completion_tokens: int | None = Field(default=None, ge=1)
+    stop: str | Annotated[list[str], Field(max_length=4)] | None = None
+    seed: int | None = None
+    presence_penalty: float | None = Field(default=None, ge=-2, le=2)
+    frequency_penalty: float | None = Field(default=None, ge=-2, le=2)
+    response_format: ResponseFormat | None = None
 
     @field_validator("stream_options")
     @classmethod

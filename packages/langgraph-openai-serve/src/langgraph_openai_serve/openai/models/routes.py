@@ -42,6 +42,10 @@ def model_object(
         lgos["interrupt_protocol"] = config.interrupt_protocol
     if stores_responses:
         lgos["stores_responses"] = True
+    if detail and config.generation_controls:
+        lgos["generation_controls"] = sorted(
+            c.value for c in config.generation_controls
+        )
     if detail and config.client_settings is not None:
         lgos["client_settings"] = contract_for(config.client_settings).descriptor()
     return {

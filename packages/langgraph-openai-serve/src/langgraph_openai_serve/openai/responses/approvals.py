@@ -63,14 +63,14 @@ def decode_approvals(body: schemas.ResponseCreateRequest) -> dict[str, Any]:
             raise InvalidRequestError(
                 "This model presents interrupts as MCP approvals; a resume may "
                 "only contain mcp_approval_response items.",
-                param=f"input.[{index}]",
+                param=f"input[{index}]",
             )
         interrupt_id = interrupt_id_from_approval_id(item.approval_request_id)
         if interrupt_id is None or interrupt_id in answers:
             raise InvalidRequestError(
                 f"'{item.approval_request_id}' is not an unanswered approval "
                 "request id of this run.",
-                param=f"input.[{index}].approval_request_id",
+                param=f"input[{index}].approval_request_id",
             )
         answers[interrupt_id] = (
             RESUME_WITH_VALUE if item.approve else Rejected(item.reason)

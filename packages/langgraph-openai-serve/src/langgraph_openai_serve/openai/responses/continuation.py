@@ -1,13 +1,14 @@
 """What a create request continues, and in whose name it runs.
 
-A request may go on from a Conversation (``conversation``: its items first,
-the Conversation claimed for this turn), from a kept chain
-(``previous_response_id`` with a response store: the chain's items first),
-or from a paused run (the answers of a resume, which claims the pause's
-Conversation when it had one). A background Response's id is reserved
-before a Conversation is claimed: the claim is made in its name and held
-while it is queued and run; a foreground turn claims with a token of its
-own.
+A request's ``item_reference`` items are first replaced by the kept items
+they name (``references.py``). It may go on from a Conversation
+(``conversation``: its items first, the Conversation claimed for this
+turn), from a kept chain (``previous_response_id`` with a response store:
+the chain's items first), or from a paused run (the answers of a resume,
+which claims the pause's Conversation when it had one). A background
+Response's id is reserved before a Conversation is claimed: the claim is
+made in its name and held while it is queued and run; a foreground turn
+claims with a token of its own.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from langgraph_openai_serve.openai.responses.conversation import (
     paused_conversation_turn,
 )
 from langgraph_openai_serve.openai.responses.items import new_id
+from langgraph_openai_serve.openai.responses.references import (
+    with_references_resolved,
+)
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.state import ServeState
 
@@ -64,12 +68,15 @@ async def continued(
     """Read what ``body`` continues and claim its Conversation turn.
 
     Raises:
+        InvalidRequestError: an ``item_reference`` names no kept item.
         ConversationLockedError: another turn holds the Conversation.
         (Request)ConversationNotFoundError, PreviousResponseNotFoundError,
         PausedRunNotFoundError: what it names is unknown in ``scope``.
     """
     store = state.responses
     lease = state.conversation_lease
+    if store is not None:
+        body = await with_references_resolved(store, body, scope)
     if body.conversation is not None:
         reservation = _reserve(state, body, scope)
         run_body, turn = await conversation_request(

@@ -8,11 +8,13 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from langgraph_openai_serve.graph.errors import InvalidRequestError
 from langgraph_openai_serve.graph.request import GraphRequest
+from langgraph_openai_serve.openai.generation import NONE, Generation
 from langgraph_openai_serve.openai.responses import schemas
 from langgraph_openai_serve.openai.responses.interrupt_ids import (
     interrupt_id_from_call_id,
 )
 from langgraph_openai_serve.openai.responses.pause import INTERRUPT_TOOL_NAME
+from langgraph_openai_serve.openai.responses.references import WITHOUT_STORE
 from langgraph_openai_serve.openai.responses.replay import replay_messages
 from langgraph_openai_serve.openai.responses.tools import select_tools
 
@@ -23,15 +25,17 @@ def decode_response_request(
     file_inputs: bool,
     server_tools: Set[str] = frozenset(),
     approval_label: str | None = None,
+    generation: Generation = NONE,
 ) -> tuple[GraphRequest, list[BaseMessage]]:
-    """Normalize one validated request for the graph layer.
+    """Normalize one validated request for the graph layer (``generation``:
+    its controls, checked against the graph by ``generation.py``).
 
     Raises:
         InvalidRequestError: a tool selection the model does not offer, an
             inconsistent replayed exchange, or files for a graph without
             ``FILE_INPUTS``.
     """
-    request = graph_request_of(body, server_tools, approval_label)
+    request = graph_request_of(body, server_tools, approval_label, generation)
     messages: list[BaseMessage] = []
     if body.instructions:
         messages.append(SystemMessage(content=body.instructions))
@@ -43,14 +47,20 @@ def decode_response_request(
                 raise InvalidRequestError(
                     "An mcp_approval_response answers a paused run; send it with "
                     "that Response's previous_response_id.",
-                    param=f"input.[{index}]",
+                    param=f"input[{index}]",
                 )
+            if isinstance(item, schemas.ItemReference):
+                # With a store, ``continuation.py`` replaced it already.
+                raise InvalidRequestError(WITHOUT_STORE, param=f"input[{index}]")
         messages.extend(replay_messages(body.input, file_inputs=file_inputs))
     return request, messages
 
 
 def decode_resume(
-    body: schemas.ResponseCreateRequest, *, server_tools: Set[str] = frozenset()
+    body: schemas.ResponseCreateRequest,
+    *,
+    server_tools: Set[str] = frozenset(),
+    generation: Generation = NONE,
 ) -> tuple[GraphRequest, dict[str, str]]:
     """A resume: ``previous_response_id`` plus only ``function_call_output``
     items answering ``lgos_interrupt`` calls. Returns answers by interrupt id.
@@ -75,16 +85,16 @@ def decode_resume(
         if not isinstance(item, schemas.FunctionCallOutput):
             raise InvalidRequestError(
                 "A resume may only contain function_call_output items.",
-                param=f"input.[{index}]",
+                param=f"input[{index}]",
             )
         interrupt_id = interrupt_id_from_call_id(item.call_id)
         if interrupt_id is None or interrupt_id in answers:
             raise InvalidRequestError(
                 f"'{item.call_id}' is not an unanswered lgos_interrupt call id.",
-                param=f"input.[{index}].call_id",
+                param=f"input[{index}].call_id",
             )
         answers[interrupt_id] = item.output
-    return graph_request_of(body, server_tools), answers
+    return graph_request_of(body, server_tools, generation=generation), answers
 
 
 def ends_with_interrupt_answers(body: schemas.ResponseCreateRequest) -> bool:
@@ -103,6 +113,7 @@ def graph_request_of(
     body: schemas.ResponseCreateRequest,
     server_tools: Set[str],
     approval_label: str | None = None,
+    generation: Generation = NONE,
 ) -> GraphRequest:
     """The protocol-neutral request, with tools checked against the graph."""
     tools = select_tools(body, server_tools, approval_label)
@@ -114,4 +125,6 @@ def graph_request_of(
         tool_choice=tools.tool_choice,
         parallel_tool_calls=body.parallel_tool_calls,
         server_tools=tools.server_tools,
+        generation=generation.options,
+        output_schema=generation.output_schema,
     )

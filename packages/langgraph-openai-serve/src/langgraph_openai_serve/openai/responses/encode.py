@@ -119,9 +119,12 @@ class ResponseStreamEncoder:
         return self._event("response.in_progress", {"response": snapshot})
 
     def status(self, update: StatusUpdate) -> bytes:
-        """A visible status as its own completed commentary message."""
+        """A visible status as its own completed commentary message, or
+        reasoning summary item (``statuses.py``)."""
         if update.hidden or not update.description:
             return b""
+        if self.shell.reasoning_summary is not None:
+            return self._reasoning(update.description)
         item = message_item(new_id("msg"), [], "in_progress", "commentary")
         index, added = self._add_item(item)
         part = text_part(update.description)
@@ -130,6 +133,36 @@ class ResponseStreamEncoder:
             *self._text_part_events(item["id"], index, 0, part, [update.description]),
         ]
         item["content"] = [part]
+        item["status"] = "completed"
+        frames.append(
+            self._event(
+                "response.output_item.done", {"output_index": index, "item": item}
+            )
+        )
+        return b"".join(frames)
+
+    def _reasoning(self, text: str) -> bytes:
+        item: dict[str, Any] = {"id": new_id("rs"), "type": "reasoning", "summary": []}
+        index, added = self._add_item(item)
+        where = {"item_id": item["id"], "output_index": index, "summary_index": 0}
+        part = {"type": "summary_text", "text": text}
+        frames = [
+            added,
+            self._event(
+                "response.reasoning_summary_part.added",
+                {**where, "part": {"type": "summary_text", "text": ""}},
+            ),
+            self._event(
+                "response.reasoning_summary_text.delta", {**where, "delta": text}
+            ),
+            self._event(
+                "response.reasoning_summary_text.done", {**where, "text": text}
+            ),
+            self._event(
+                "response.reasoning_summary_part.done", {**where, "part": part}
+            ),
+        ]
+        item["summary"] = [part]
         item["status"] = "completed"
         frames.append(
             self._event(

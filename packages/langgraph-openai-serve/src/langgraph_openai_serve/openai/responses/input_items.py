@@ -34,6 +34,7 @@ _ID_PREFIXES = {
     "custom_tool_call": "ctc",
     "custom_tool_call_output": "ctco",
     "web_search_call": "ws",
+    "reasoning": "rs",
     "mcp_approval_response": "mcpr",
 }
 

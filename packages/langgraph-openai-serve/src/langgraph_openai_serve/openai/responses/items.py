@@ -18,6 +18,7 @@ from langgraph_openai_serve.graph.citations import Citation
 from langgraph_openai_serve.graph.server_tools import ServerToolCall, ServerToolResult
 from langgraph_openai_serve.graph.usage import Usage
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
+from langgraph_openai_serve.openai.responses.statuses import reasoning_summary
 from langgraph_openai_serve.openai.responses.tools import WEB_SEARCH
 
 ItemStatus = Literal["in_progress", "completed", "incomplete"]
@@ -27,6 +28,20 @@ _INCOMPLETE_REASONS = {
     "length": "max_output_tokens",
     "content_filter": "content_filter",
 }
+
+
+_PLAIN_TEXT = {"type": "text"}
+
+
+def _text_format(body: ResponseCreateRequest) -> dict[str, Any] | None:
+    text_format = body.text.format if body.text is not None else None
+    if text_format is None or text_format.type == "text":
+        return None
+    return text_format.model_dump(by_alias=True, exclude_none=True)
+
+
+def _shown_format(shown: dict[str, Any] | None) -> dict[str, Any] | None:
+    return None if shown is None or shown.get("type") == "text" else shown
 
 
 def new_id(prefix: str) -> str:
@@ -229,6 +244,12 @@ class ResponseShell:
     """Whether the deployment keeps this Response (``store`` in the object)."""
     conversation: str | None = None
     """The Conversation the Response adds to (the object shows it only then)."""
+    text_format: dict[str, Any] | None = None
+    """The request's JSON schema format, shown as ``text.format`` (plain
+    text when ``None``)."""
+    reasoning_summary: str | None = None
+    """Set when status updates are reasoning summaries (``statuses.py``);
+    the object then shows it as ``reasoning.summary``."""
 
     @classmethod
     def for_request(
@@ -249,6 +270,8 @@ class ResponseShell:
             background=background,
             store=store,
             conversation=body.conversation_id,
+            reasoning_summary=reasoning_summary(body),
+            text_format=_text_format(body),
             created_at=int(time.time()),
             model=body.model,
             instructions=body.instructions,
@@ -280,6 +303,8 @@ class ResponseShell:
             background=snapshot["background"],
             store=snapshot.get("store", False),
             conversation=(snapshot.get("conversation") or {}).get("id"),
+            reasoning_summary=(snapshot.get("reasoning") or {}).get("summary"),
+            text_format=_shown_format((snapshot.get("text") or {}).get("format")),
         )
 
     def body(
@@ -307,7 +332,7 @@ class ResponseShell:
             "parallel_tool_calls": self.parallel_tool_calls,
             "previous_response_id": self.previous_response_id,
             "store": self.store,
-            "text": {"format": {"type": "text"}},
+            "text": {"format": self.text_format or _PLAIN_TEXT},
             "tool_choice": self.tool_choice,
             "tools": self.tools,
             "usage": usage_body(usage),
@@ -315,6 +340,8 @@ class ResponseShell:
         }
         if self.conversation is not None:
             body["conversation"] = {"id": self.conversation}
+        if self.reasoning_summary is not None:
+            body["reasoning"] = {"effort": None, "summary": self.reasoning_summary}
         return body
 
     def final_body(

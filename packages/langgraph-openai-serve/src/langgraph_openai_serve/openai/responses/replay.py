@@ -2,7 +2,8 @@
 
 Every function or custom call needs exactly one output of its own type, and
 every output must answer an earlier call; violations are 400s naming the
-item, raised before the graph runs. Assistant output messages keep their id,
+item, raised before the graph runs. Reasoning items (status updates shown
+as reasoning summaries) are left out. Assistant output messages keep their id,
 ``phase``, refusals and citations in LangChain content blocks (the shape
 ``langchain-openai`` uses), so model adapters can send them back unchanged.
 """
@@ -48,6 +49,14 @@ def replay_messages(items: list[Any], *, file_inputs: bool) -> list[BaseMessage]
             _attach_call(messages, item.call_id, item.name, {"__arg1": item.input})
         elif isinstance(item, schemas.WebSearchCall):
             _attach_block(messages, item.model_dump(exclude_none=True))
+        elif isinstance(item, schemas.Reasoning):
+            continue  # status updates shown as reasoning: not conversation
+        elif isinstance(item, schemas.FunctionCallOutput):
+            messages.append(
+                ToolMessage(
+                    content=item.output, tool_call_id=item.call_id, name=item.name
+                )
+            )
         else:
             messages.append(ToolMessage(content=item.output, tool_call_id=item.call_id))
     return messages
@@ -62,11 +71,11 @@ def check_pairs(items: list[Any]) -> None:
             if item.call_id in calls:
                 raise InvalidRequestError(
                     f"Duplicate call id '{item.call_id}'.",
-                    param=f"input.[{index}].call_id",
+                    param=f"input[{index}].call_id",
                 )
             calls[item.call_id] = (index, type(item))
         elif type(item) in _OUTPUTS:
-            param = f"input.[{index}].call_id"
+            param = f"input[{index}].call_id"
             if item.call_id not in calls:
                 raise InvalidRequestError(
                     f"No call with call_id '{item.call_id}' precedes this output.",
@@ -87,7 +96,7 @@ def check_pairs(items: list[Any]) -> None:
             raise InvalidRequestError(
                 f"Call '{call_id}' has no matching output; execute it and append "
                 "its output before continuing.",
-                param=f"input.[{index}]",
+                param=f"input[{index}]",
             )
 
 
@@ -106,7 +115,7 @@ def _input_content(item: schemas.Message, index: int, *, file_inputs: bool) -> A
         return item.content
     blocks: list[dict[str, Any]] = []
     for position, part in enumerate(item.content):
-        param = f"input.[{index}].content.[{position}]"
+        param = f"input[{index}].content[{position}]"
         if isinstance(part, schemas.InputText):
             blocks.append({"type": "text", "text": part.text})
         elif isinstance(part, schemas.InputFile):
@@ -144,7 +153,7 @@ def _assistant(item: schemas.Message, index: int) -> AIMessage:
         else:
             raise InvalidRequestError(
                 "Assistant messages carry output_text or refusal content.",
-                param=f"input.[{index}].content.[{position}].type",
+                param=f"input[{index}].content[{position}].type",
             )
         if item.id:
             block["id"] = item.id
@@ -176,7 +185,7 @@ def _arguments(item: schemas.FunctionCall, index: int) -> dict[str, Any]:
     if not isinstance(args, dict):
         raise InvalidRequestError(
             "Function call arguments must be a JSON object.",
-            param=f"input.[{index}].arguments",
+            param=f"input[{index}].arguments",
         )
     return args
 

@@ -25,6 +25,7 @@ from langgraph_openai_serve.openai.responses.background.respond import (
 from langgraph_openai_serve.openai.responses.continuation import Continued, continued
 from langgraph_openai_serve.openai.responses.foreground import respond_in_foreground
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
+from langgraph_openai_serve.openai.responses.statuses import chosen
 from langgraph_openai_serve.openai.state import serve_state
 
 router = APIRouter()
@@ -43,6 +44,7 @@ async def create_response(request: Request) -> Response:
     """
     state = serve_state(request)
     body = await parse_body(request, ResponseCreateRequest, state.body_limits)
+    body = chosen(body, state.responses_status_as_reasoning)
     config = admit(state, body)
     log = request_log(request)
     if log is not None:

@@ -30,6 +30,7 @@ from langgraph_openai_serve.openai.responses.decode import (
     decode_resume,
     graph_request_of,
 )
+from langgraph_openai_serve.openai.responses.generation import responses_generation
 from langgraph_openai_serve.openai.responses.interrupt_runs import (
     InterruptRun,
     open_interrupt_run,
@@ -54,6 +55,7 @@ def decode(
 ) -> tuple[GraphRequest, list[BaseMessage], dict[str, Any] | None]:
     """Validate and normalize a request: (request, messages, resume answers)."""
     server_tools = frozenset(config.server_tools)
+    generation = responses_generation(body, config)
     approvals = config.interrupt_protocol == "mcp_approval"
     label = APPROVAL_SERVER_LABEL if approvals else None
     if body.previous_response_id is not None and approvals:
@@ -68,15 +70,18 @@ def decode(
                 "A resume continues the paused run; new instructions are not allowed.",
                 param="instructions",
             )
-        return graph_request_of(body, server_tools, label), [], answers
+        return graph_request_of(body, server_tools, label, generation), [], answers
     if body.previous_response_id is not None:
-        request, outputs = decode_resume(body, server_tools=server_tools)
+        request, outputs = decode_resume(
+            body, server_tools=server_tools, generation=generation
+        )
         return request, [], dict(outputs)
     request, messages = decode_response_request(
         body,
         file_inputs=config.supports(GraphFeature.FILE_INPUTS),
         server_tools=server_tools,
         approval_label=label,
+        generation=generation,
     )
     return request, messages, None
 

@@ -2,8 +2,13 @@
 
 Unknown fields fail. A few fields real clients send with harmless values are
 accepted only with those values: ``include: []`` (the Agents SDK),
-``text.format`` of type ``text`` (the default), and the null ``caller`` /
-``namespace`` / ``parsed`` / ``async`` fields of replayed SDK output items.
+``text.format`` of type ``text`` (the default; ``json_schema`` and the
+generation controls only for graphs that declare them, checked in
+``openai/generation.py``), and the null ``caller`` /
+``namespace`` / ``async`` fields of replayed SDK output items. What the SDKs'
+parse helpers add to the items they hand back (``parsed`` on output text,
+``parsed_arguments`` on function calls, any value) is accepted and dropped:
+it is the client's own reading of the text and arguments replayed beside it.
 ``store: true`` needs a deployment that keeps Responses; the route checks it
 (``LGOS_RESPONSE_STORE``). The JSON schema says so too (``include`` has no
 items; ``store`` is never true unless the server keeps Responses), so the
@@ -25,7 +30,7 @@ from pydantic import (
 
 from langgraph_openai_serve.openai.metadata import check_metadata
 
-RESPONSES_RESERVED_KEYS = frozenset({"lgos_settings", "lgos_run_id"})
+RESPONSES_RESERVED_KEYS = frozenset({"lgos_settings", "lgos_run_id", "lgos_status"})
 
 
 class _Strict(BaseModel):
@@ -55,7 +60,8 @@ class OutputText(_Strict):
     text: str
     annotations: list[UrlCitation] = Field(default_factory=list)
     logprobs: list[Any] | None = None
-    parsed: None = None
+    # What an SDK's parse helper read from ``text``: never kept or passed on.
+    parsed: Any = Field(default=None, exclude=True)
 
 
 class Refusal(_Strict):
@@ -93,6 +99,8 @@ class FunctionCall(_Strict):
     caller: DirectCaller | None = None
     namespace: None = None
     async_: None = Field(default=None, alias="async")
+    # What an SDK's parse helper read from ``arguments``: never kept.
+    parsed_arguments: Any = Field(default=None, exclude=True)
 
 
 class FunctionCallOutput(_Strict):
@@ -101,6 +109,11 @@ class FunctionCallOutput(_Strict):
     output: str
     id: str | None = None
     status: Literal["in_progress", "completed", "incomplete"] | None = None
+    # The output item's own fields, as an SDK hands a kept item back.
+    caller: DirectCaller | None = None
+    created_by: str | None = None
+    name: str | None = None
+    namespace: None = None
 
 
 class CustomToolCall(_Strict):
@@ -143,6 +156,28 @@ class WebSearchCall(_Strict):
     action: WebSearchAction
 
 
+class SummaryText(_Strict):
+    type: Literal["summary_text"]
+    text: str
+
+
+class ReasoningText(_Strict):
+    type: Literal["reasoning_text"]
+    text: str
+
+
+class Reasoning(_Strict):
+    """A reasoning item being replayed: status updates LGOS showed as
+    reasoning summaries. It is no part of the conversation a graph reads."""
+
+    type: Literal["reasoning"]
+    id: str = Field(min_length=1)
+    summary: list[SummaryText]
+    content: list[ReasoningText] | None = None
+    encrypted_content: None = None
+    status: Literal["in_progress", "completed", "incomplete"] | None = None
+
+
 class McpApprovalResponse(_Strict):
     """Approves or rejects one presented ``mcp_approval_request``."""
 
@@ -153,9 +188,20 @@ class McpApprovalResponse(_Strict):
     id: str | None = None
 
 
+class ItemReference(_Strict):
+    """An item of a kept Response, by its id (``continuation.py`` puts the
+    item itself in its place before anything reads the input)."""
+
+    type: Literal["item_reference"] | None = None
+    id: str = Field(min_length=1)
+
+
 def _item_kind(value: Any) -> str:
     if isinstance(value, dict):
-        return str(value.get("type") or "message")
+        kind = value.get("type")
+        if kind is None and "role" not in value and "id" in value:
+            return "item_reference"  # OpenAI's type is optional here
+        return str(kind or "message")
     return str(getattr(value, "type", None) or "message")
 
 
@@ -168,7 +214,9 @@ InputItem = Annotated[
     | Annotated[CustomToolCall, Tag("custom_tool_call")]
     | Annotated[CustomToolCallOutput, Tag("custom_tool_call_output")]
     | Annotated[WebSearchCall, Tag("web_search_call")]
-    | Annotated[McpApprovalResponse, Tag("mcp_approval_response")],
+    | Annotated[Reasoning, Tag("reasoning")]
+    | Annotated[McpApprovalResponse, Tag("mcp_approval_response")]
+    | Annotated[ItemReference, Tag("item_reference")],
     Discriminator(
         _item_kind,
         custom_error_type="item_type_invalid",
@@ -232,10 +280,31 @@ class PlainTextFormat(_Strict):
     type: Literal["text"]
 
 
-class TextOptions(_Strict):
-    """``text``: only the default plain-text format; graphs return text."""
+class JsonSchemaFormat(_Strict):
+    """Structured output, for graphs that declare it (``openai/generation.py``)."""
 
-    format: PlainTextFormat | None = None
+    type: Literal["json_schema"]
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")
+    schema_: dict[str, Any] = Field(alias="schema")
+    description: str | None = None
+    strict: bool | None = None
+
+
+class TextOptions(_Strict):
+    """``text``: plain text, or a JSON schema for graphs that declare it."""
+
+    format: (
+        Annotated[PlainTextFormat | JsonSchemaFormat, Field(discriminator="type")]
+        | None
+    ) = None
+
+
+class ReasoningOptions(_Strict):
+    """``reasoning``: a ``summary`` asks for status updates as reasoning
+    summary items (``statuses.py``); the graph owns its model's effort."""
+
+    summary: Literal["auto", "concise", "detailed"] | None = None
+    effort: None = None
 
 
 class ConversationRef(_Strict):
@@ -259,6 +328,11 @@ class ResponseCreateRequest(_Strict):
     store: bool | None = Field(default=None, json_schema_extra={"enum": [False, None]})
     include: list[str] | None = Field(default=None, json_schema_extra={"maxItems": 0})
     text: TextOptions | None = None
+    reasoning: ReasoningOptions | None = None
+    # Generation controls: for graphs that declare them.
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    top_p: float | None = Field(default=None, ge=0, le=1)
+    max_output_tokens: int | None = Field(default=None, ge=1)
     previous_response_id: str | None = None
     conversation: str | ConversationRef | None = None
     background: bool | None = None

@@ -55,7 +55,7 @@ def select_tools(
                 raise InvalidRequestError(
                     f"'{tool.name}' is a server tool of this model; select it with "
                     f'{{"type": "custom", "name": "{tool.name}"}} instead.',
-                    param=f"tools.[{index}].name",
+                    param=f"tools[{index}].name",
                 )
             functions.append(
                 ClientFunctionTool(
@@ -73,11 +73,11 @@ def select_tools(
             param = "type" if isinstance(tool, schemas.WebSearchSelector) else "name"
             raise InvalidRequestError(
                 f"This model has no server tool '{name}'.",
-                param=f"tools.[{index}].{param}",
+                param=f"tools[{index}].{param}",
             )
         if name in selected:
             raise InvalidRequestError(
-                f"Server tool '{name}' is selected twice.", param=f"tools.[{index}]"
+                f"Server tool '{name}' is selected twice.", param=f"tools[{index}]"
             )
         selected.append(name)
     return ToolSelection(
@@ -94,12 +94,12 @@ def _check_approval_server(
         raise InvalidRequestError(
             "LGOS runs no MCP servers; an 'mcp' tool is only accepted by models "
             "that present interrupts as MCP approvals.",
-            param=f"tools.[{index}].type",
+            param=f"tools[{index}].type",
         )
     if tool.server_label != approval_label:
         raise InvalidRequestError(
             f"This model's approvals come from server_label '{approval_label}'.",
-            param=f"tools.[{index}].server_label",
+            param=f"tools[{index}].server_label",
         )
 
 
