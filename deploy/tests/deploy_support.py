@@ -27,7 +27,9 @@ TRY_OUT = KUBERNETES_DIR / "overlays" / "try-out"
 
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job"})
 """Kinds that run pods."""
-CORE_GROUPS = frozenset({"", "apps", "batch", "policy", "autoscaling"})
+CORE_GROUPS = frozenset(
+    {"", "apps", "batch", "policy", "autoscaling", "networking.k8s.io"}
+)
 """API groups Kubernetes itself serves (the rest come from CRDs)."""
 
 

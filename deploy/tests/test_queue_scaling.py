@@ -63,7 +63,7 @@ async def test_the_query_counts_ready_and_running_jobs_of_the_worker_queue(
     manager = queue.app.job_manager
     ready = [f"resp_{uuid.uuid4().hex}" for _ in range(12)]
     for response_id in ready:
-        await queue.defer([response_job(response_id)])
+        await queue.defer([response_job(response_id, "default")])
     worker_id = await manager.register_worker()
     running = [await manager.fetch_job([QUEUE], worker_id) for _ in range(5)]
     succeeded, failed = running[0], running[1]
@@ -107,7 +107,7 @@ async def test_running_jobs_alone_keep_their_workers(
     # three workers. A query of waiting jobs only would say 0 workers.
     manager = queue.app.job_manager
     for _ in range(17):
-        await queue.defer([response_job(f"resp_{uuid.uuid4().hex}")])
+        await queue.defer([response_job(f"resp_{uuid.uuid4().hex}", "default")])
     worker_id = await manager.register_worker()
     for _ in range(17):
         assert await manager.fetch_job([QUEUE], worker_id) is not None

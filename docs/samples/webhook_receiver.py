@@ -4,7 +4,8 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from openai import InvalidWebhookSignatureError, OpenAI
 
-# The same whsec_ secret LGOS signs with (LGOS_WEBHOOK_SECRET).
+# This receiver's own whsec_ secret: the "secret" of its entry in
+# LGOS_WEBHOOK_ENDPOINTS (no other receiver has it).
 verifier = OpenAI(api_key="unused", webhook_secret=os.environ["WEBHOOK_SECRET"])
 seen: set[str] = set()
 events: list[Any] = []

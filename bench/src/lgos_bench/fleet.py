@@ -78,7 +78,7 @@ def postgres_database(
 ) -> Iterator[Database]:
     """A throwaway PostgreSQL with LGOS's tables (``lgos db-setup``)."""
     pg_port = free_port()
-    url = database_url("127.0.0.1", pg_port)
+    url = database_url("127.0.0.1", pg_port, folder / "data")
     postgres = [sys.executable, "-m", "lgos_stack.postgres"]
     postgres += ["--data", str(folder / "data"), "--port", str(pg_port)]
     with running(postgres, log=folder / "postgres.log", name="PostgreSQL") as started:

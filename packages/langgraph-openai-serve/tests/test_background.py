@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections import Counter
 
 import httpx
@@ -21,6 +22,10 @@ from langgraph_openai_serve import (
 )
 from langgraph_openai_serve.backends.memory import MemoryBackend
 from langgraph_openai_serve.backends.memory.responses import InMemoryResponseStore
+from langgraph_openai_serve.graph.checkpoint_keys import checkpoint_key
+from langgraph_openai_serve.openai.responses.interrupt_ids import (
+    run_id_from_response_id,
+)
 from langgraph_openai_serve.responses.protocol import BackgroundJob
 from lgos_testkit import await_response
 from support import one_node_graph, scripted_graph, sse_events
@@ -57,7 +62,13 @@ def runs():
 
 
 @pytest.fixture
-def client(gate, runs):
+def saver():
+    """The refund graph's checkpoints."""
+    return InMemorySaver()
+
+
+@pytest.fixture
+def client(gate, runs, saver):
     background = {GraphFeature.BACKGROUND}
     interrupt_features = {GraphFeature.BACKGROUND, GraphFeature.INTERRUPTS}
     registry = GraphRegistry(
@@ -79,7 +90,7 @@ def client(gate, runs):
             ),
             "foreground": GraphConfig(graph=scripted_graph("x"), description="fg"),
             "refund": GraphConfig(
-                graph=refund_graph(InMemorySaver(), runs),
+                graph=refund_graph(saver, runs),
                 description="refund",
                 features=interrupt_features,
                 run_coordinator=InMemoryRunCoordinator(),
@@ -318,14 +329,50 @@ async def test_a_second_background_resume_of_a_queued_one_is_run_busy(
     assert runs["answer"] == 1
 
 
-async def test_a_resume_that_loses_its_race_after_submit_ends_with_the_conflict(
-    client, gate, runs
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_foreground_resume_of_a_pause_a_queued_resume_holds_is_run_busy(
+    client, gate, runs, stream
 ):
     submitted = await client.responses.create(
         model="refund", input="Refund", background=True
     )
     paused = await await_response(client, submitted.id, {"completed"})
     # The only slot runs a held job, so the resume below waits in the queue.
+    blocker = await client.responses.create(model="gated", input="x", background=True)
+    await gate.entered.wait()
+    queued = await client.responses.create(
+        model="refund",
+        background=True,
+        previous_response_id=paused.id,
+        input=_answer(paused),
+    )
+
+    # The accepted resume holds the pause: another one is refused at once,
+    # not run ahead of it (which would fail the accepted one later).
+    with pytest.raises(openai.ConflictError) as refused:
+        await client.responses.create(
+            model="refund",
+            previous_response_id=paused.id,
+            input=_answer(paused, "deny"),
+            stream=stream,
+        )
+    gate.release.set()
+    await await_response(client, blocker.id, {"completed"})
+    done = await await_response(client, queued.id, {"failed", "completed"})
+
+    assert refused.value.body["code"] == "run_busy"
+    assert done.status == "completed"
+    assert done.output_text == "Refund approve."
+    assert runs["answer"] == 1
+
+
+async def test_a_resume_whose_pause_went_before_its_job_started_ends_with_the_conflict(
+    client, gate, runs, saver
+):
+    submitted = await client.responses.create(
+        model="refund", input="Refund", background=True
+    )
+    paused = await await_response(client, submitted.id, {"completed"})
     await client.responses.create(model="gated", input="x", background=True)
     await gate.entered.wait()
     # Accepted: the run is still paused and no other Response drives it ...
@@ -335,16 +382,14 @@ async def test_a_resume_that_loses_its_race_after_submit_ends_with_the_conflict(
         previous_response_id=paused.id,
         input=_answer(paused),
     )
-    # ... but a foreground resume answers the pause before the job starts.
-    winner = await client.responses.create(
-        model="refund", previous_response_id=paused.id, input=_answer(paused, "deny")
-    )
+    # ... but the pause goes (the expiry sweep) before the job starts.
+    run = run_id_from_response_id(paused.id, "default", "refund")
+    await saver.adelete_thread(checkpoint_key("default", "refund", run))
     gate.release.set()
     lost = await await_response(client, late.id, {"failed", "completed"})
     stream = await client.responses.retrieve(late.id, stream=True)
     events = [event async for event in stream]
 
-    assert winner.output_text == "Refund deny."
     assert lost.status == "failed"
     assert lost.error.code == "interrupt_state_conflict"
     assert lost.error.message.startswith("The run has no pending interrupts")
@@ -352,7 +397,41 @@ async def test_a_resume_that_loses_its_race_after_submit_ends_with_the_conflict(
     assert [event.type for event in events][-2:] == ["error", "response.failed"]
     assert events[0].type == "response.created"
     assert events[-1].response.error == lost.error
-    assert runs["answer"] == 1
+    assert runs["answer"] == 0
+
+
+async def test_another_tenants_run_id_is_free_and_ones_own_is_busy(client, gate):
+    """Whether a run id is in use tells nothing about another tenant's runs:
+    bob may use the id of alice's queued run (it is another run), alice may
+    not use it twice."""
+    alice, bob = (
+        client.with_options(default_headers={"x-tenant": tenant})
+        for tenant in ("alice", "bob")
+    )
+    blocker = await client.responses.create(model="gated", input="x", background=True)
+    await gate.entered.wait()
+    named = {
+        "model": "refund",
+        "input": "Refund",
+        "background": True,
+        "metadata": {"lgos_run_id": str(uuid.uuid4())},
+    }
+
+    alices = await alice.responses.create(**named)
+    bobs = await bob.responses.create(**named)
+    with pytest.raises(openai.ConflictError) as again:
+        await alice.responses.create(**named)
+    gate.release.set()
+    await await_response(client, blocker.id, {"completed"})
+    ends = [
+        await await_response(tenant, created.id, {"completed", "failed"})
+        for tenant, created in ((alice, alices), (bob, bobs))
+    ]
+
+    assert again.value.body["code"] == "run_busy"
+    assert bobs.status == "queued"
+    # Each paused a run of its own.
+    assert [end.output[0].name for end in ends] == ["lgos_interrupt"] * 2
 
 
 async def test_idempotency_keys_are_scoped_and_expire():

@@ -171,13 +171,17 @@ RACES = 30
 CONFLICTS = {"run_busy", "interrupt_state_conflict"}
 
 
-def _resume(base_url: str, paused: dict, verdict: str) -> httpx.Response:
+def _resume(
+    base_url: str, paused: dict, verdict: str, kind: str = "background"
+) -> httpx.Response:
+    """Answer the pause: ``background``, ``foreground`` or ``stream``."""
     (call,) = paused["output"]
     return httpx.post(
         f"{base_url}/responses",
         json={
             "model": "refund",
-            "background": True,
+            "background": kind == "background",
+            "stream": kind == "stream",
             "previous_response_id": paused["id"],
             "input": [
                 {
@@ -191,13 +195,60 @@ def _resume(base_url: str, paused: dict, verdict: str) -> httpx.Response:
     )
 
 
+def _race(
+    stack: Stack, other_api: str, paused: list[dict]
+) -> list[list[httpx.Response]]:
+    """Each pause answered twice at once in the background: through the
+    stack's API and through ``other_api``."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return [
+            list(
+                pool.map(
+                    lambda racer, p=p: _resume(racer[0], p, racer[1]),
+                    [(stack.base_url, "approve"), (other_api, "deny")],
+                )
+            )
+            for p in paused
+        ]
+
+
+def _accepted_in_background(race: list[httpx.Response]) -> list[str]:
+    return [
+        a.json()["id"]
+        for a in race
+        if a.status_code == 200
+        and a.headers["content-type"].startswith("application/json")
+        and a.json()["background"]
+    ]
+
+
+def _report(what: str, races: list, ends: list) -> tuple[list, list]:
+    refused = [a.json()["error"]["code"] for race in races for a in race if a.is_error]
+    late = [
+        (end.status, end.error.code if end.error else None)
+        for race_ends in ends
+        for end in race_ends
+        if end.status != "completed"
+    ]
+    logger.warning(  # the figures to report (pytest -o log_cli=true)
+        "%s: %d pairs, refused at submit %d %s, accepted and lost later %d %s",
+        what,
+        RACES,
+        len(refused),
+        sorted(set(refused)),
+        len(late),
+        late,
+    )
+    return refused, late
+
+
 def test_racing_background_resumes_through_two_apis_have_one_winner_each(
     tmp_path, postgres_uri, bytecode_cache
 ):
-    """Each pause is resumed twice at once, through two API processes. A
-    loser is refused at submit (409), or, accepted and beaten to the run by
-    the other, ends ``failed`` with the conflict's own code: never a server
-    error, and every pause is answered once."""
+    """Each pause is resumed twice at once in the background, through two
+    API processes, while a worker runs what is accepted. The loser is refused
+    at submit (409): no loser is accepted and fails later, and every pause
+    is answered once."""
     stack = Stack(tmp_path, postgres_uri, bytecode_cache)
     try:
         stack.start_api()
@@ -212,49 +263,61 @@ def test_racing_background_resumes_through_two_apis_have_one_winner_each(
             stack.wait_status(p.id, {"completed"}).model_dump(mode="json")
             for p in pauses
         ]
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            races = [
-                list(
-                    pool.map(
-                        lambda api, p=p: _resume(api[0], p, api[1]),
-                        [(stack.base_url, "approve"), (other_api, "deny")],
-                    )
-                )
-                for p in paused
-            ]
+        races = _race(stack, other_api, paused)
         ends = [
-            [
-                stack.wait_status(a.json()["id"], TERMINAL)
-                for a in race
-                if a.status_code == 200
-            ]
+            [stack.wait_status(i, TERMINAL) for i in _accepted_in_background(race)]
             for race in races
         ]
     finally:
         stack.stop()
 
-    refused = [a.json()["error"]["code"] for race in races for a in race if a.is_error]
-    statuses = sorted(a.status_code for race in races for a in race)
-    late = [
-        (end.status, end.error.code if end.error else None)
-        for race_ends in ends
-        for end in race_ends
-        if end.status != "completed"
-    ]
-    logger.warning(  # the figures to report (pytest -o log_cli=true)
-        "racing resumes through two APIs: %d pairs, refused at submit %d %s, "
-        "lost after submit %d %s",
-        RACES,
-        len(refused),
-        sorted(set(refused)),
-        len(late),
-        late,
-    )
-    assert set(statuses) <= {200, 409}
+    refused, late = _report("racing background resumes", races, ends)
+    assert sorted({a.status_code for race in races for a in race}) == [200, 409]
     assert set(refused) <= CONFLICTS
-    assert all(code in CONFLICTS for status, code in late), late
-    assert all(status == "failed" for status, _ in late), late
-    # One winner per pause, and each pause answered exactly once.
-    assert [sum(end.status == "completed" for end in e) for e in ends] == [1] * RACES
-    assert len(refused) + len(late) == RACES
+    assert late == []
+    assert [[end.status for end in e] for e in ends] == [["completed"]] * RACES
+    assert len(refused) == RACES
     assert len(list(tmp_path.glob("answer-*"))) == RACES
+
+
+def test_an_accepted_background_resume_keeps_its_pause_across_processes(
+    tmp_path, postgres_uri, bytecode_cache
+):
+    """Each pause is answered by a background resume through one API process,
+    then, while that one waits in the queue (no worker runs yet), by a
+    background, foreground or streamed resume through another. The accepted
+    resume holds its pause: the later one, whichever kind, gets its 409 at
+    once, instead of running and leaving the accepted one to fail when its
+    job starts."""
+    stack = Stack(tmp_path, postgres_uri, bytecode_cache)
+    kinds = ["background", "foreground", "stream"] * (RACES // 3)
+    try:
+        stack.start_api()
+        _, other_api = stack.another_api()
+        client = stack.client()
+        paused = [
+            client.responses.create(model="refund", input="Refund").model_dump(
+                mode="json"
+            )
+            for _ in range(RACES)
+        ]
+        pairs = []
+        for pause, kind in zip(paused, kinds, strict=True):
+            first = _resume(stack.base_url, pause, "approve")
+            pairs.append([first, _resume(other_api, pause, "deny", kind)])
+        stack.start_worker()
+        ends = [
+            [stack.wait_status(i, TERMINAL) for i in _accepted_in_background(pair)]
+            for pair in pairs
+        ]
+    finally:
+        stack.stop()
+
+    refused, late = _report("resumes after an accepted one", pairs, ends)
+    assert [first.status_code for first, _ in pairs] == [200] * RACES
+    assert [second.status_code for _, second in pairs] == [409] * RACES
+    assert set(refused) == {"run_busy"}
+    assert late == []
+    assert [[end.status for end in e] for e in ends] == [["completed"]] * RACES
+    assert len(list(tmp_path.glob("answer-approve-*"))) == RACES
+    assert list(tmp_path.glob("answer-deny-*")) == []

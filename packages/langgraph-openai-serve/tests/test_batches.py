@@ -202,28 +202,35 @@ async def test_a_line_too_long_or_too_deep_fails_the_batch_at_once_naming_it(
     ]
 
 
-async def test_an_input_of_another_purpose_or_tenant_fails_the_batch(
+async def test_an_input_of_another_purpose_or_tenant_is_refused_at_create(
     tenants: TenantsFactory,
 ) -> None:
     both = tenants(_graphs())
     alice, bob = both["alice"], both["bob"]
     notes = await alice.upload([_responses_line("a", "x")], purpose="user_data")
     bobs = await bob.upload([_responses_line("a", "x")])
+    unknown = "file-" + "0" * 24
 
-    wrong_purpose = await await_batch(alice.lgos, (await _create(alice, notes)).id)
-    not_hers = await await_batch(alice.lgos, (await _create(alice, bobs)).id)
+    refusals = {}
+    for name, file_id in (("notes", notes), ("bobs", bobs), ("unknown", unknown)):
+        with pytest.raises(openai.BadRequestError) as refused:
+            await _create(alice, file_id)
+        body = refused.value.body
+        assert isinstance(body, dict)
+        refusals[name] = (body["code"], body["param"], body["message"])
 
-    assert wrong_purpose.status == "failed"
-    assert [(e.code, e.param) for e in wrong_purpose.errors.data] == [  # type: ignore[union-attr]
-        ("invalid_file_purpose", "input_file_id")
-    ]
-    assert not_hers.status == "failed"
-    assert [(e.code, e.param) for e in not_hers.errors.data] == [  # type: ignore[union-attr]
-        ("file_not_found", "input_file_id")
-    ]
+    assert refusals["notes"][:2] == ("invalid_file_purpose", "input_file_id")
+    # Another tenant's file is as unknown as one that never was.
+    assert refusals["bobs"] == (
+        "file_not_found",
+        "input_file_id",
+        refusals["unknown"][2].replace(unknown, bobs),
+    )
+    assert refusals["unknown"][:2] == ("file_not_found", "input_file_id")
+    assert [b.id async for b in alice.lgos.batches.list()] == []
 
 
-async def test_an_input_over_the_byte_limit_fails_and_one_at_it_runs(
+async def test_an_input_over_the_byte_limit_is_refused_and_one_at_it_runs(
     tenants: TenantsFactory,
 ) -> None:
     alice = tenants(_graphs())["alice"]
@@ -233,26 +240,49 @@ async def test_an_input_over_the_byte_limit_fails_and_one_at_it_runs(
     over_limit = tenants(_graphs(), limits=Limits(bytes=size - 1))["alice"]
     file_id = await alice.upload(lines)
 
-    refused = await await_batch(
-        over_limit.lgos, (await _create(over_limit, file_id)).id
-    )
+    with pytest.raises(openai.BadRequestError) as refused:
+        await _create(over_limit, file_id)
     ran = await await_batch(at_limit.lgos, (await _create(at_limit, file_id)).id)
 
-    assert refused.status == "failed"
-    assert refused.errors is not None
-    [error] = refused.errors.data or []
-    assert (error.code, error.param, error.line) == (
-        "file_too_large",
-        "input_file_id",
-        None,
-    )
-    assert f"{size} bytes" in (error.message or "")
-    assert refused.output_file_id is None
-    assert refused.request_counts is not None
-    assert refused.request_counts.total == 0
+    body = refused.value.body
+    assert isinstance(body, dict)
+    assert (body["code"], body["param"]) == ("file_too_large", "input_file_id")
+    assert f"{size} bytes" in body["message"]
     assert ran.status == "completed", ran.errors
     assert ran.request_counts is not None
     assert ran.request_counts.completed == 3
+
+
+async def test_an_input_deleted_after_create_fails_the_batch_naming_it(
+    tenants: TenantsFactory,
+) -> None:
+    """The file is read again when the batch is validated: one gone since
+    create fails the batch, as ``file_not_found``."""
+    entered, release = asyncio.Event(), asyncio.Event()
+
+    async def hold(state: MessagesState) -> dict[str, Any]:
+        entered.set()
+        await release.wait()
+        return {"messages": [AIMessage(content="held")]}
+
+    graphs = {**_graphs(), "hold": config(one_node_graph(hold))}
+    # One job at a time: while the held line runs, the next validation waits.
+    alice = tenants(graphs, BACKGROUND_CONCURRENCY=1)["alice"]
+    busy = await _create(
+        alice, await alice.upload([_responses_line("held", "x", model="hold")])
+    )
+    await entered.wait()
+    file_id = await alice.upload([_responses_line("a", "x")])
+    created = await _create(alice, file_id)
+    await alice.files.files.delete(file_id)
+    release.set()
+    failed = await await_batch(alice.lgos, created.id)
+    await await_batch(alice.lgos, busy.id)
+
+    assert failed.status == "failed"
+    assert [(e.code, e.param) for e in failed.errors.data] == [  # type: ignore[union-attr]
+        ("file_not_found", "input_file_id")
+    ]
 
 
 async def test_cancel_keeps_finished_lines_and_settles_the_rest_as_cancelled(
@@ -294,7 +324,8 @@ async def test_cancel_keeps_finished_lines_and_settles_the_rest_as_cancelled(
 
 async def test_a_batch_that_ended_cannot_be_cancelled(tenants: TenantsFactory) -> None:
     alice = tenants(_graphs())["alice"]
-    failed = await await_batch(alice.lgos, (await _create(alice, "file-none")).id)
+    failing = await alice.upload(["{not json"])
+    failed = await await_batch(alice.lgos, (await _create(alice, failing)).id)
 
     with pytest.raises(openai.ConflictError) as raised:
         await alice.lgos.batches.cancel(failed.id)
@@ -352,7 +383,8 @@ async def test_another_tenant_finds_no_batch_and_no_result(
 
 async def test_batches_list_newest_first_in_pages(tenants: TenantsFactory) -> None:
     alice = tenants(_graphs())["alice"]
-    ids = [(await _create(alice, f"file-missing-{i}")).id for i in range(3)]
+    file_id = await alice.upload([_responses_line("a", "x")])
+    ids = [(await _create(alice, file_id)).id for _ in range(3)]
 
     first = await alice.lgos.batches.list(limit=2)
     assert [b.id for b in first.data] == ids[::-1][:2]

@@ -195,7 +195,7 @@ async def test_metrics_count_the_faults_requests_met_and_the_connections_replace
 
 
 async def test_every_connection_has_libpq_bounds_and_an_operators_own_win(database):
-    own = database.url + "?keepalives_idle=42"
+    own = psycopg.conninfo.make_conninfo(database.url, keepalives_idle=42)
     backend = PostgresBackend(own, connect_timeout=4)
     try:
         async with await backend.database.connection() as conn:

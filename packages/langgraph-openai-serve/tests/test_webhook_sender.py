@@ -31,7 +31,8 @@ def receiver() -> Iterator[WebhookReceiver]:
 
 
 def _webhooks(backend, receiver: WebhookReceiver, retry_for: float) -> Webhooks:
-    sender = QueuedSender(backend.jobs, Deliverer(SECRET, timeout=5.0), retry_for)
+    deliverer = Deliverer({receiver.url: SECRET}, timeout=5.0)
+    sender = QueuedSender(backend.jobs, deliverer, retry_for)
     endpoint = Endpoint(receiver.url, frozenset({"alice"}), frozenset({"batch.failed"}))
     return Webhooks([endpoint], sender)
 
@@ -67,8 +68,25 @@ async def test_a_failed_delivery_is_sent_again_with_the_same_webhook_id(
     assert first.headers["webhook-id"] == second.headers["webhook-id"]
 
 
+async def test_a_delivery_to_an_endpoint_configured_no_more_is_dropped(
+    receiver: WebhookReceiver,
+) -> None:
+    task = delivery_task(Deliverer({}, timeout=5.0), retry_for=3600)
+    job = {
+        "url": receiver.url,
+        "webhook_id": "evt_1",
+        "type": "batch.failed",
+        "body": "{}",
+        "created_at": time.time(),
+    }
+
+    await task.run(job, 0)  # done, not raised (which would retry it)
+
+    assert receiver.received == []
+
+
 def test_a_delivery_is_retried_until_its_event_is_retry_for_old() -> None:
-    task = delivery_task(Deliverer(SECRET, timeout=5.0), retry_for=60)
+    task = delivery_task(Deliverer({}, timeout=5.0), retry_for=60)
     fresh = {"created_at": time.time()}
     old = {"created_at": time.time() - 61}
 

@@ -1,7 +1,8 @@
 """Signed webhooks to a real local receiver, verified with the official SDK
 (``client.webhooks.unwrap``): batch and background Response events, the
 Standard Webhooks signature (a tampered body or a stale timestamp fails),
-retries with the same ``webhook-id``, and tenants' endpoints."""
+retries with the same ``webhook-id``, tenants' endpoints, and a secret per
+receiver (one cannot forge another's events)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,10 @@ pytestmark = pytest.mark.anyio
 
 SECRET = "whsec_" + base64.b64encode(b"lgos-webhook-test-secret-32bytes").decode()
 VERIFIER = OpenAI(api_key="unused", webhook_secret=SECRET)
+ALICES_SECRET = (
+    "whsec_" + base64.b64encode(b"alice's receiver signs with this").decode()
+)
+OPS_SECRET = "whsec_" + base64.b64encode(b"the operations receiver's secret").decode()
 
 
 @pytest.fixture
@@ -57,9 +62,12 @@ def _line() -> dict[str, Any]:
     }
 
 
-async def _batch(tenant: Any, file_id: str | None = None) -> str:
+async def _batch(tenant: Any, *, failing: bool = False) -> str:
+    """A batch run to its end: ``completed``, or ``failed`` (its only line
+    is not JSON)."""
+    lines: list[Any] = ["{not json"] if failing else [_line()]
     created = await tenant.lgos.batches.create(
-        input_file_id=file_id or await tenant.upload([_line()]),
+        input_file_id=await tenant.upload(lines),
         endpoint="/v1/responses",
         completion_window="24h",
     )
@@ -78,7 +86,7 @@ async def test_a_finished_batch_sends_a_signed_event_the_sdk_verifies(
         _graphs(), **_endpoints({"url": receiver.url, "scopes": ["alice"]})
     )["alice"]
     completed = await _batch(alice)
-    failed = await _batch(alice, "file-missing")
+    failed = await _batch(alice, failing=True)
 
     first, second = await receiver.arrived(2)
     events = sorted((_unwrap(first), _unwrap(second)), key=lambda e: e.type)
@@ -146,18 +154,65 @@ async def test_each_endpoint_gets_only_its_tenants_events(
             _graphs(),
             **_endpoints(
                 {"url": receiver.url, "scopes": ["alice"]},
-                {"url": bobs.url, "scopes": ["bob"], "events": ["batch.failed"]},
+                {
+                    "url": bobs.url,
+                    "scopes": ["bob"],
+                    "events": ["batch.failed"],
+                    "secret": OPS_SECRET,
+                },
             ),
         )
         alices_batch = await _batch(both["alice"])
         await _batch(both["bob"])  # completed: bob's endpoint takes failures only
-        bobs_failure = await _batch(both["bob"], "file-missing")
+        bobs_failure = await _batch(both["bob"], failing=True)
 
         [alices] = await receiver.arrived(1)
         [bobs_event] = await bobs.arrived(1)
+        bobs_verifier = OpenAI(api_key="unused", webhook_secret=OPS_SECRET)
         assert _unwrap(alices).data.id == alices_batch
-        assert _unwrap(bobs_event).data.id == bobs_failure
+        assert bobs_verifier.webhooks.unwrap(
+            bobs_event.body, bobs_event.headers
+        ).data.id == (bobs_failure)
         assert len(receiver.received) == 1
+
+
+async def test_each_receiver_verifies_with_its_own_secret_and_cannot_forge_anothers(
+    tenants: TenantsFactory, receiver: WebhookReceiver
+) -> None:
+    with WebhookReceiver() as ops:
+        alice = tenants(
+            _graphs(),
+            WEBHOOK_ENDPOINTS=[
+                {"url": receiver.url, "scopes": ["alice"], "secret": ALICES_SECRET},
+                {"url": ops.url, "scopes": ["*"], "secret": OPS_SECRET},
+            ],
+        )["alice"]
+        batch_id = await _batch(alice)
+        [alices] = await receiver.arrived(1)
+        [ops_copy] = await ops.arrived(1)
+
+    alices_verifier = OpenAI(api_key="unused", webhook_secret=ALICES_SECRET)
+    ops_verifier = OpenAI(api_key="unused", webhook_secret=OPS_SECRET)
+    assert alices_verifier.webhooks.unwrap(alices.body, alices.headers).data.id == (
+        batch_id
+    )
+    assert ops_verifier.webhooks.unwrap(ops_copy.body, ops_copy.headers).data.id == (
+        batch_id
+    )
+    # What alice's receiver holds signs nothing the operations receiver accepts.
+    now = dt.datetime.now(dt.UTC)
+    forged_body = alices.body.replace(b"batch.completed", b"batch.failed").decode()
+    forged = {
+        "webhook-id": "msg_forged",
+        "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": Webhook(ALICES_SECRET).sign(
+            "msg_forged", now, forged_body
+        ),
+    }
+    with pytest.raises(openai.InvalidWebhookSignatureError):
+        ops_verifier.webhooks.unwrap(forged_body, forged)
+    with pytest.raises(openai.InvalidWebhookSignatureError):
+        ops_verifier.webhooks.unwrap(alices.body, alices.headers)
 
 
 async def test_a_background_response_that_ends_sends_its_event(
@@ -181,7 +236,7 @@ async def test_a_background_response_that_ends_sends_its_event(
     [
         (
             {"WEBHOOK_ENDPOINTS": [{"url": "http://h/x", "scopes": ["*"]}]},
-            "needs LGOS_WEBHOOK_SECRET",
+            "needs a secret",
         ),
         ({"WEBHOOK_SECRET": "not-a-secret"}, "whsec_"),
         (
@@ -194,10 +249,71 @@ async def test_a_background_response_that_ends_sends_its_event(
             "batch.done",
         ),
         ({"WEBHOOK_ENDPOINTS": [{"url": "http://h", "scopes": []}]}, "scopes"),
+        (
+            {
+                "WEBHOOK_SECRET": SECRET,
+                "WEBHOOK_ENDPOINTS": [
+                    {"url": "http://alice/x", "scopes": ["alice"]},
+                    {"url": "http://ops/x", "scopes": ["*"]},
+                ],
+            },
+            "may sign one webhook endpoint only",
+        ),
+        (
+            {
+                "WEBHOOK_ENDPOINTS": [
+                    {"url": "http://alice/x", "scopes": ["alice"], "secret": SECRET},
+                    {"url": "http://ops/x", "scopes": ["*"], "secret": SECRET},
+                ],
+            },
+            "share a secret",
+        ),
+        (
+            {
+                "WEBHOOK_SECRET": SECRET,
+                "WEBHOOK_ENDPOINTS": [
+                    {"url": "http://alice/x", "scopes": ["alice"]},
+                    {"url": "http://ops/x", "scopes": ["*"], "secret": SECRET},
+                ],
+            },
+            "share a secret",
+        ),
+        (
+            {
+                "WEBHOOK_ENDPOINTS": [
+                    {"url": "http://h/x", "scopes": ["a"], "secret": SECRET},
+                    {"url": "http://h/x", "scopes": ["b"], "secret": OPS_SECRET},
+                ],
+            },
+            "two secrets",
+        ),
+        (
+            {
+                "WEBHOOK_ENDPOINTS": [
+                    {"url": "http://h", "scopes": ["*"], "secret": "x"}
+                ]
+            },
+            "whsec_",
+        ),
     ],
 )
 def test_webhook_settings_are_checked_at_startup(
     settings: dict[str, Any], message: str
 ) -> None:
-    with pytest.raises(ValidationError, match=message):
+    with pytest.raises(ValidationError, match=message) as refused:
         Settings(**settings)
+
+    assert SECRET not in str(refused.value)  # a refusal never shows a secret
+
+
+def test_one_endpoint_still_signs_with_the_single_secret() -> None:
+    one = Settings(
+        WEBHOOK_SECRET=SECRET,
+        WEBHOOK_ENDPOINTS=[
+            {"url": "http://h/x", "scopes": ["a"]},
+            {"url": "http://h/x", "scopes": ["b"], "events": ["batch.failed"]},
+            {"url": "http://ops/x", "scopes": ["*"], "secret": OPS_SECRET},
+        ],
+    )
+
+    assert one.webhook_secrets() == {"http://h/x": SECRET, "http://ops/x": OPS_SECRET}

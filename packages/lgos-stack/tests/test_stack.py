@@ -231,3 +231,6 @@ def test_without_a_database_the_embedded_postgres_starts_first(tmp_path):
     assert f"--data={tmp_path / 'postgres' / 'data'}" in postgres.argv
     assert services["database setup"].after == ("PostgreSQL",)
     assert services["demo API"].env["DEMO_DATABASE_URL"] == postgres.url
+    # The URL (shown, and given to every process) names the password file.
+    password_file = tmp_path / "postgres" / "postgres.pgpass"
+    assert postgres.url.endswith(f"?passfile={password_file}")

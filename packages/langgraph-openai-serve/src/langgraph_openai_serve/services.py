@@ -252,11 +252,9 @@ def _register_tasks(backend: Backend, state: ServeState) -> None:
 def _webhooks(settings: Settings, backend: Backend) -> Webhooks | None:
     """``None`` without ``LGOS_WEBHOOK_ENDPOINTS``; deliveries are jobs of
     the backend's queue."""
-    if not settings.WEBHOOK_ENDPOINTS or settings.WEBHOOK_SECRET is None:
+    if not settings.WEBHOOK_ENDPOINTS:
         return None
-    deliverer = Deliverer(
-        settings.WEBHOOK_SECRET.get_secret_value(), settings.WEBHOOK_TIMEOUT
-    )
+    deliverer = Deliverer(settings.webhook_secrets(), settings.WEBHOOK_TIMEOUT)
     sender = QueuedSender(
         backend.jobs, deliverer, settings.WEBHOOK_RETRY_FOR.total_seconds()
     )

@@ -59,16 +59,32 @@ class TenantLimitsSetting(BaseModel):
     metrics (``"class": "premium"``; tenants without one: ``other``)."""
 
 
+def check_webhook_secret(value: SecretStr) -> SecretStr:
+    """A Standard Webhooks secret: ``whsec_`` + base64 bytes."""
+    text = value.get_secret_value()
+    try:
+        decoded = base64.b64decode(text.removeprefix("whsec_"), validate=True)
+    except ValueError:
+        decoded = b""
+    if not text.startswith("whsec_") or not decoded:
+        raise ValueError("a webhook secret must be 'whsec_' + base64 bytes")
+    return value
+
+
 class WebhookEndpoint(BaseModel):
     """One entry of ``LGOS_WEBHOOK_ENDPOINTS``."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
 
     url: str
     scopes: list[str] = Field(min_length=1)
     """The tenants whose events it receives; ``"*"`` for every tenant."""
     events: list[str] | None = None
     """The event types it receives; unset for all."""
+    secret: SecretStr | None = None
+    """The ``whsec_...`` secret its deliveries are signed with, its
+    receiver's alone. Unset: ``LGOS_WEBHOOK_SECRET``, which may sign one
+    endpoint only."""
 
     @field_validator("url")
     @classmethod
@@ -85,11 +101,23 @@ class WebhookEndpoint(BaseModel):
             raise ValueError(f"unknown webhook event types: {', '.join(unknown)}")
         return value
 
+    @field_validator("secret")
+    @classmethod
+    def _secret(cls, value: SecretStr | None) -> SecretStr | None:
+        return None if value is None else check_webhook_secret(value)
+
 
 class Settings(BaseSettings):
     """Deployment settings of the OpenAI-compatible API."""
 
-    model_config = SettingsConfigDict(env_prefix="LGOS_", frozen=True, extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="LGOS_",
+        frozen=True,
+        extra="ignore",
+        # Errors name the setting and the reason, never its value: values
+        # include API keys and webhook secrets.
+        hide_input_in_errors=True,
+    )
 
     OPENAI_API_PREFIX: str = "/v1"
     """Where the OpenAI routes are mounted."""
@@ -284,14 +312,17 @@ class Settings(BaseSettings):
     its requests is running."""
 
     WEBHOOK_ENDPOINTS: list[WebhookEndpoint] = []
-    """Where events go: a JSON list of ``{"url", "scopes", "events"}``. An
-    endpoint receives the events of the tenants (scopes) it lists (``"*"``:
-    every tenant) whose type it lists (all types when ``events`` is left
-    out): ``response.completed|failed|cancelled|incomplete`` of background
-    Responses and ``batch.completed|failed|cancelled|expired``."""
+    """Where events go: a JSON list of ``{"url", "scopes", "events",
+    "secret"}``. An endpoint receives the events of the tenants (scopes) it
+    lists (``"*"``: every tenant) whose type it lists (all types when
+    ``events`` is left out): ``response.completed|failed|cancelled|incomplete``
+    of background Responses and ``batch.completed|failed|cancelled|expired``.
+    Each receiver (url) signs with a ``secret`` of its own (Standard
+    Webhooks, as OpenAI signs), so no receiver can forge another's events;
+    two urls never share one."""
     WEBHOOK_SECRET: SecretStr | None = None
-    """The ``whsec_...`` secret every delivery is signed with (Standard
-    Webhooks, as OpenAI signs); required with endpoints."""
+    """The ``whsec_...`` secret of an endpoint configured without its own
+    ``secret``: allowed for one receiver (url) only."""
     WEBHOOK_RETRY_FOR: dt.timedelta = Field(default=dt.timedelta(hours=72))
     """How long a delivery that fails (non-2xx or timeout) is retried, with
     exponential back-off, after its event."""
@@ -364,8 +395,7 @@ class Settings(BaseSettings):
 
     @model_validator(mode="after")
     def _webhooks(self) -> Settings:
-        if self.WEBHOOK_ENDPOINTS and self.WEBHOOK_SECRET is None:
-            raise ValueError("LGOS_WEBHOOK_ENDPOINTS needs LGOS_WEBHOOK_SECRET")
+        webhook_secrets(self.WEBHOOK_ENDPOINTS, self.WEBHOOK_SECRET)
         return self
 
     @field_validator("WEBHOOK_SECRET")
@@ -373,14 +403,16 @@ class Settings(BaseSettings):
     def _webhook_secret(cls, value: SecretStr | None) -> SecretStr | None:
         if value is None:
             return None
-        text = value.get_secret_value()
         try:
-            decoded = base64.b64decode(text.removeprefix("whsec_"), validate=True)
+            return check_webhook_secret(value)
         except ValueError:
-            decoded = b""
-        if not text.startswith("whsec_") or not decoded:
-            raise ValueError("LGOS_WEBHOOK_SECRET must be 'whsec_' + base64 bytes")
-        return value
+            raise ValueError(
+                "LGOS_WEBHOOK_SECRET must be 'whsec_' + base64 bytes"
+            ) from None
+
+    def webhook_secrets(self) -> dict[str, str]:
+        """Each webhook receiver's (url's) signing secret."""
+        return webhook_secrets(self.WEBHOOK_ENDPOINTS, self.WEBHOOK_SECRET)
 
     @field_validator(
         "MAX_RUNS",
@@ -455,3 +487,44 @@ def __getattr__(name: str) -> Any:
         )
         return Settings().docs_kwargs()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def webhook_secrets(
+    endpoints: list[WebhookEndpoint], shared: SecretStr | None
+) -> dict[str, str]:
+    """The signing secret of each receiver (url): its endpoints' own, or
+    ``shared`` (``LGOS_WEBHOOK_SECRET``) for the one receiver without.
+
+    Raises:
+        ValueError: a receiver without a secret, the shared secret asked to
+            sign several receivers, one receiver given two secrets, or two
+            receivers sharing one (either could forge the other's events).
+    """
+    signing: dict[str, str] = {}
+    for endpoint in endpoints:
+        own = endpoint.secret or shared
+        if own is None:
+            raise ValueError(
+                f"the webhook endpoint {endpoint.url} needs a secret: its own "
+                '"secret", or LGOS_WEBHOOK_SECRET'
+            )
+        secret = own.get_secret_value()
+        if signing.setdefault(endpoint.url, secret) != secret:
+            raise ValueError(
+                f"the webhook endpoints of {endpoint.url} give it two secrets"
+            )
+    unsigned = sorted({e.url for e in endpoints if e.secret is None})
+    if len(unsigned) > 1:
+        raise ValueError(
+            "LGOS_WEBHOOK_SECRET may sign one webhook endpoint only; give each "
+            f'of {", ".join(unsigned)} a "secret" of its own'
+        )
+    receivers: dict[str, str] = {}
+    for url, secret in signing.items():
+        other = receivers.setdefault(secret, url)
+        if other != url:
+            raise ValueError(
+                f"the webhook endpoints {other} and {url} share a secret: "
+                "each receiver needs its own"
+            )
+    return signing

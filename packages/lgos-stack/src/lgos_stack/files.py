@@ -12,6 +12,7 @@ at OpenAI). LGOS (batches, the demo graphs) reaches the files with a service
 key generated once into the state folder, acting for each request's tenant.
 The UIs upload with a gateway key (also generated) that acts for the end
 user they name: the owner ``gateway.<user>``, that user's tenant in LGOS.
+The Files API reaches SeaweedFS with S3 credentials generated there too.
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ from lgos_stack.gateway import GATEWAY_PRINCIPAL, ConfigError, generated_secret
 from lgos_stack.net import LOOPBACK, free_ports
 from lgos_stack.supervisor import Service
 
-S3_ACCESS_KEY = "lgos-demo-access"
-S3_SECRET_KEY = "lgos-demo-secret-key"
 FILES_OWNER = "default"
 """The demo API's tenant without API keys (LGOS's shared scope)."""
 _WEED_INTERNAL_PORTS = (
@@ -69,6 +68,19 @@ def weed_mini_argv(weed: str, root: Path, s3_port: int) -> list[str]:
         "-idleTimeout=3",
         *(f"-{flag}={port}" for flag, port in internal.items()),
     ]
+
+
+def s3_credentials(state_dir: Path) -> tuple[str, str]:
+    """The S3 access key and secret SeaweedFS and the Files API share, made
+    once for the state folder (owner-only files beside SeaweedFS's data):
+    no two stacks share them, and nothing else on the machine that knows the
+    S3 port knows them. SeaweedFS takes them at each start, so a state
+    folder from before keeps its files."""
+    folder = state_dir / "seaweedfs"
+    return (
+        generated_secret(folder / "access-key", prefix="lgos-"),
+        generated_secret(folder / "secret-key"),
+    )
 
 
 def service_key(state_dir: Path) -> str:
@@ -113,6 +125,7 @@ def file_services(
     root = state_dir / "seaweedfs"
     for name in ("data", "log", "tmp"):
         (root / name).mkdir(parents=True, exist_ok=True)
+    access_key, secret_key = s3_credentials(state_dir)
     s3 = f"http://{LOOPBACK}:{s3_port}"
     seaweed = Service(
         name="SeaweedFS",
@@ -123,8 +136,8 @@ def file_services(
         # Any S3 answer (even "access denied") means it serves.
         healthy=lambda response: response.status_code < 500,
         env={
-            "AWS_ACCESS_KEY_ID": S3_ACCESS_KEY,
-            "AWS_SECRET_ACCESS_KEY": S3_SECRET_KEY,
+            "AWS_ACCESS_KEY_ID": access_key,
+            "AWS_SECRET_ACCESS_KEY": secret_key,
             # Its gRPC sockets go to the temp folder: keep them in ours.
             "TMPDIR": str(root / "tmp"),
         },
@@ -147,8 +160,8 @@ def file_services(
         env={
             "LGOS_FILES_S3_ENDPOINT": s3,
             "LGOS_FILES_S3_BUCKET": "lgos-demo-files",
-            "LGOS_FILES_S3_ACCESS_KEY": S3_ACCESS_KEY,
-            "LGOS_FILES_S3_SECRET_KEY": S3_SECRET_KEY,
+            "LGOS_FILES_S3_ACCESS_KEY": access_key,
+            "LGOS_FILES_S3_SECRET_KEY": secret_key,
             "LGOS_FILES_API_KEYS": json.dumps(dict(owners)),
             "LGOS_FILES_SERVICE_KEYS": json.dumps([service_key(state_dir)]),
             "LGOS_FILES_GATEWAY_KEYS": json.dumps(

@@ -417,8 +417,9 @@ def _database_services(
         )
         return None, ()
     else:
-        url = database_url(LOOPBACK, options.postgres_port)
         data = options.postgres_dir or options.state_dir / "postgres"
+        # Names the cluster's password file, which holds the password.
+        url = database_url(LOOPBACK, options.postgres_port, data / "data")
         services.append(
             Service(
                 name="PostgreSQL",

@@ -48,12 +48,12 @@ class FaultyPostgres:
 
     @property
     def admin_url(self) -> str:
-        return database_url("127.0.0.1", self.port)
+        return database_url("127.0.0.1", self.port, self.base / "data")
 
     @property
     def url(self) -> str:
         """The database the code under test uses."""
-        return self.admin_url.rsplit("/", 1)[0] + f"/{DATABASE}"
+        return database_url("127.0.0.1", self.port, self.base / "data", DATABASE)
 
     def _start(self) -> None:
         self._server = start_process(

@@ -62,6 +62,9 @@ async def create(
     the batches ``scope`` may have open, this one included.
 
     Raises:
+        InvalidRequestError: no Files API, or an input file the caller
+            cannot use (unknown to its owner, whoever else has one of that
+            id; another purpose; too large), naming ``input_file_id``.
         LimitReached: the scope has ``most_open`` batches open already.
     """
     if runtime.files is None:
@@ -70,6 +73,7 @@ async def create(
             "(LGOS_BATCH_FILES_URL is not set).",
             param="input_file_id",
         )
+    await _refuse_unusable_input(runtime, runtime.files, input_file_id, scope)
     batch = new_batch(
         endpoint=endpoint,
         input_file_id=input_file_id,
@@ -87,6 +91,26 @@ async def create(
     created = await runtime.store.get(batch["id"], scope)
     assert created is not None
     return created
+
+
+async def _refuse_unusable_input(
+    runtime: BatchRuntime, files: FilesClient, file_id: str, scope: str
+) -> None:
+    """Refuse at once, as OpenAI does, an input file the caller cannot read
+    (the Files API answers for the caller's own files only, so another
+    tenant's file is as unknown as one that never was). A Files API that
+    does not answer refuses nothing: validation asks again, with retries."""
+    import openai
+
+    try:
+        problem = await _input_problem(runtime, files, file_id, scope)
+    except openai.APIError as error:
+        logger.warning("batch.input_unchecked file=%s: %s", file_id, error)
+        return
+    if problem is not None:
+        raise InvalidRequestError(
+            problem["message"], param="input_file_id", code=problem["code"]
+        )
 
 
 async def cancel(runtime: BatchRuntime, batch_id: str, scope: str) -> dict[str, Any]:

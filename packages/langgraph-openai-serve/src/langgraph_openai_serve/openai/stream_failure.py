@@ -46,7 +46,7 @@ SHUTDOWN_FAILURE = StreamFailure(
 
 def refusal_failure(exc: Exception) -> StreamFailure | None:
     """How a run accepted earlier ends when it is refused later (a background
-    resume that lost its race to another after submit): with the ``code``
+    resume whose pause went after submit): with the ``code``
     and message the request would have been refused with at once (the
     envelope table's); ``None`` when ``exc`` is no refusal."""
     refused = refusal(exc)

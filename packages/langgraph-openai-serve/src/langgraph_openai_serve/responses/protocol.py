@@ -116,9 +116,16 @@ class ResponseStore(Protocol):
         Raises:
             IdempotencyKeyReusedError: the key was used with another body.
             LimitReached: the scope has ``most_unfinished`` already.
-            RunBusyError: another Response that is not finished drives the
-                same interrupt run (``job.run_id``).
+            RunBusyError: another Response of the scope that is not finished
+                drives the same interrupt run (``job.run_id``); the store
+                keeps this atomic across processes, so of two racing creates
+                one is stored.
         """
+        ...
+
+    async def drives(self, scope: str, run_id: str) -> bool:
+        """Whether a queued or running Response of ``scope`` drives the
+        interrupt run ``run_id`` (another scope's runs are not seen)."""
         ...
 
     async def get(self, response_id: str, scope: str) -> dict[str, Any] | None:

@@ -4,7 +4,7 @@
 (OpenAI's event payload), ``delivery`` (one signed POST, Standard Webhooks
 via the ``standardwebhooks`` library), ``service`` (``Webhooks``: from event
 to deliveries) and ``sender`` (deliveries as jobs of the deployment's queue,
-retried with back-off; on PostgreSQL surviving lost workers). Endpoints and
-the secret are the deployment's (``LGOS_WEBHOOK_*``); each endpoint names the
-tenants (scopes) whose events it receives.
+retried with back-off; on PostgreSQL surviving lost workers). Endpoints are
+the deployment's (``LGOS_WEBHOOK_*``); each names the tenants (scopes) whose
+events it receives, and each receiver signs with a secret of its own.
 """

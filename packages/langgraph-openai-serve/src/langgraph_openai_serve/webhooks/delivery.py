@@ -3,13 +3,18 @@
 Headers ``webhook-id`` (the event's id, the same on every attempt),
 ``webhook-timestamp`` (this attempt's time) and ``webhook-signature``
 (``v1,`` + base64 HMAC-SHA256 of ``id.timestamp.body`` with the ``whsec_``
-secret), signed by the ``standardwebhooks`` library, as OpenAI signs.
+secret), signed by the ``standardwebhooks`` library, as OpenAI signs. Each
+receiver (url) has a secret of its own, so a receiver can verify its own
+events and forge no other's. The secrets stay in the process: a queued
+delivery names its url, and is signed with that url's secret when it is
+sent.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -25,19 +30,29 @@ class DeliveryFailed(Exception):
 
 
 class Deliverer:
-    """Signs and sends; one HTTP client for every delivery of the process."""
+    """Signs and sends; one HTTP client for every delivery of the process.
 
-    def __init__(self, secret: str, timeout: float) -> None:
-        self._signer = Webhook(secret)
+    ``secrets``: each receiver's url and its ``whsec_`` secret.
+    """
+
+    def __init__(self, secrets: Mapping[str, str], timeout: float) -> None:
+        self._signers = {url: Webhook(secret) for url, secret in secrets.items()}
         self._timeout = timeout
         self._client: httpx.AsyncClient | None = None
 
+    def knows(self, url: str) -> bool:
+        """Whether ``url`` is a configured receiver (one queued before a
+        configuration change may no longer be)."""
+        return url in self._signers
+
     async def send(self, url: str, webhook_id: str, body: str) -> None:
-        """POST ``body`` to ``url`` once.
+        """POST ``body`` to ``url`` once, signed with its receiver's secret.
 
         Raises:
+            KeyError: ``url`` is no configured receiver (see ``knows``).
             DeliveryFailed: a non-2xx answer, a timeout or a connection error.
         """
+        signer = self._signers[url]
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=self._timeout)
         now = dt.datetime.now(dt.UTC)
@@ -45,7 +60,7 @@ class Deliverer:
             "content-type": "application/json",
             "webhook-id": webhook_id,
             "webhook-timestamp": str(int(now.timestamp())),
-            "webhook-signature": self._signer.sign(webhook_id, now, body),
+            "webhook-signature": signer.sign(webhook_id, now, body),
         }
         try:
             answer = await self._client.post(url, content=body, headers=headers)

@@ -13,13 +13,16 @@ in-process queue the same happens in this process, and is lost with it.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from langgraph_openai_serve.jobs.protocol import Job, JobArgs, JobQueue, Task
-from langgraph_openai_serve.webhooks.delivery import Deliverer, backoff
+from langgraph_openai_serve.webhooks.delivery import Deliverer, backoff, describe
 from langgraph_openai_serve.webhooks.service import Delivery
+
+logger = logging.getLogger("langgraph_openai_serve")
 
 TASK_NAME = "lgos.deliver_webhook"
 
@@ -50,6 +53,11 @@ def delivery_task(deliverer: Deliverer, retry_for: float) -> Task:
 
     async def deliver(args: JobArgs, attempts: int) -> None:
         del attempts
+        if not deliverer.knows(args["url"]):
+            # Its endpoint was removed from the configuration since: no
+            # secret signs it any more, and nobody expects it.
+            logger.warning("webhook.dropped %s: no longer configured", describe(args))
+            return
         await deliverer.send(args["url"], args["webhook_id"], args["body"])
 
     def retry(error: BaseException, attempts: int, args: JobArgs) -> float | None:

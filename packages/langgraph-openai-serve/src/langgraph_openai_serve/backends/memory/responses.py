@@ -58,6 +58,9 @@ class InMemoryResponseStore:
     ) -> None:
         self._records: dict[str, _Record] = {}
         self._keys: dict[tuple[str, str], tuple[str, str | None, float]] = {}
+        self._runs: dict[tuple[str, str], str] = {}
+        """The last Response submitted for each (scope, interrupt run): the
+        run's live one, if that one has not finished."""
         self.idempotency_ttl = idempotency_ttl
         self._clock = clock
         self._wall_clock = wall_clock
@@ -81,24 +84,29 @@ class InMemoryResponseStore:
                 if digest != body_digest:
                     raise IdempotencyKeyReusedError(idempotency_key)
                 return self._records[response_id].snapshot, False
-        if job.run_id is not None and self._drives(job.run_id):
+        if job.run_id is not None and await self.drives(job.scope, job.run_id):
             raise RunBusyError(job.run_id)
         if (
             most_unfinished is not None
             and self._unfinished(job.scope) >= most_unfinished
         ):
             raise LimitReached("tenant_background", most_unfinished)
-        if enqueue is not None:
-            await enqueue(None)  # nothing is stored when it fails
-        if idempotency_key is not None:
-            self._keys[(job.scope, idempotency_key)] = (
-                job.response_id,
-                body_digest,
-                now,
-            )
+        # Stored before the queue is awaited, so a concurrent create of the
+        # same run or key finds it; taken back if queueing fails.
+        key = (job.scope, idempotency_key) if idempotency_key is not None else None
+        if key is not None:
+            self._keys[key] = (job.response_id, body_digest, now)
         self._records[job.response_id] = _Record(
             job.scope, snapshot, job, input_items or [], self._wall_clock()
         )
+        if job.run_id is not None:
+            self._runs[(job.scope, job.run_id)] = job.response_id
+        if enqueue is not None:
+            try:
+                await enqueue(None)
+            except BaseException:
+                self._forget(job.response_id)
+                raise
         return snapshot, True
 
     def _unfinished(self, scope: str) -> int:
@@ -110,12 +118,12 @@ class InMemoryResponseStore:
             and record.snapshot.get("status") not in TERMINAL_STATUSES
         )
 
-    def _drives(self, run_id: str) -> bool:
-        return any(
-            record.job is not None
-            and record.job.run_id == run_id
+    async def drives(self, scope: str, run_id: str) -> bool:
+        record = self._records.get(self._runs.get((scope, run_id), ""))
+        return (
+            record is not None
+            and record.scope == scope
             and record.snapshot.get("status") not in TERMINAL_STATUSES
-            for record in self._records.values()
         )
 
     async def get(self, response_id: str, scope: str) -> dict[str, Any] | None:
@@ -283,7 +291,12 @@ class InMemoryResponseStore:
         return len(expired)
 
     def _forget(self, response_id: str) -> None:
-        del self._records[response_id]
+        record = self._records.pop(response_id)
         for key, known in list(self._keys.items()):
             if known[0] == response_id:
                 del self._keys[key]
+        job = record.job
+        if job is not None and job.run_id is not None:
+            run = (record.scope, job.run_id)
+            if self._runs.get(run) == response_id:
+                del self._runs[run]

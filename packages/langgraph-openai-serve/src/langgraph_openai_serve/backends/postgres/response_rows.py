@@ -6,8 +6,22 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+from langgraph_openai_serve.backends.postgres.schema import UNFINISHED_BACKGROUND
 from langgraph_openai_serve.responses.errors import IdempotencyKeyReusedError
 from langgraph_openai_serve.responses.protocol import BackgroundJob
+
+LIVE_RUN_INDEX = "lgos_background_live_run"
+"""The unique index that keeps one live Response per scope and interrupt run
+(a migration of ``schema.py``): a second one's INSERT fails on it."""
+
+# Whether a live Response of the scope drives the run: the index's own
+# predicate, so PostgreSQL answers from the index.
+DRIVES = f"""
+SELECT 1 AS live FROM lgos_background_responses
+WHERE scope = %s AND job->>'run_id' = %s
+AND job->>'run_id' IS NOT NULL AND {UNFINISHED_BACKGROUND}
+LIMIT 1
+"""
 
 # A followed Response's status and its events after a sequence number: one
 # row with no event when there is none yet, no row when it is gone.

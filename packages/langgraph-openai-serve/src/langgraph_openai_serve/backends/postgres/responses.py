@@ -34,7 +34,9 @@ from langgraph_openai_serve.backends.postgres.notify import (
 )
 from langgraph_openai_serve.backends.postgres.response_rows import (
     CHAIN,
+    DRIVES,
     FOLLOW,
+    LIVE_RUN_INDEX,
     job_json,
     job_of,
     now,
@@ -106,49 +108,50 @@ class PostgresResponseStore:
         input_items: list[dict[str, Any]] | None = None,
         most_unfinished: int | None = None,
     ) -> tuple[dict[str, Any], bool]:
+        from psycopg.errors import UniqueViolation
         from psycopg.types.json import Jsonb
 
-        async with await self._connection() as conn, conn.transaction():
-            if idempotency_key is not None:
-                # An expired key is released so it can name a new Response.
-                await conn.execute(
-                    "UPDATE lgos_background_responses SET idempotency_key = NULL "
-                    "WHERE scope = %s AND idempotency_key = %s AND created_at < %s",
-                    (job.scope, idempotency_key, now() - self.idempotency_ttl),
-                )
-                known = await self._by_key(conn, job.scope, idempotency_key)
-                if known is not None:
-                    return original(known, idempotency_key, body_digest), False
-            if job.run_id is not None:
+        try:
+            async with await self._connection() as conn, conn.transaction():
+                if idempotency_key is not None:
+                    # An expired key is released so it can name a new Response.
+                    await conn.execute(
+                        "UPDATE lgos_background_responses SET idempotency_key = NULL "
+                        "WHERE scope = %s AND idempotency_key = %s AND created_at < %s",
+                        (job.scope, idempotency_key, now() - self.idempotency_ttl),
+                    )
+                    known = await self._by_key(conn, job.scope, idempotency_key)
+                    if known is not None:
+                        return original(known, idempotency_key, body_digest), False
+                if most_unfinished is not None:
+                    await _within_limit(conn, job.scope, most_unfinished)
+                # A live Response of the same run in the scope fails the
+                # INSERT (LIVE_RUN_INDEX): the check and the write are one
+                # step, whichever process submits.
                 cursor = await conn.execute(
-                    "SELECT id FROM lgos_background_responses "
-                    "WHERE job->>'run_id' = %s AND NOT (snapshot->>'status' = ANY(%s)) "
-                    "LIMIT 1",
-                    (job.run_id, list(TERMINAL_STATUSES)),
+                    "INSERT INTO lgos_background_responses "
+                    "(id, scope, job, snapshot, idempotency_key, body_digest, "
+                    "input_items) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+                    "ON CONFLICT (scope, idempotency_key) "
+                    "WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id",
+                    (
+                        job.response_id,
+                        job.scope,
+                        Jsonb(job_json(job), dumps=_dumps),
+                        Jsonb(snapshot, dumps=_dumps),
+                        idempotency_key,
+                        body_digest,
+                        Jsonb(input_items or [], dumps=_dumps),
+                    ),
                 )
                 if await cursor.fetchone() is not None:
-                    raise RunBusyError(job.run_id)
-            if most_unfinished is not None:
-                await _within_limit(conn, job.scope, most_unfinished)
-            cursor = await conn.execute(
-                "INSERT INTO lgos_background_responses "
-                "(id, scope, job, snapshot, idempotency_key, body_digest, input_items) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s) "
-                "ON CONFLICT DO NOTHING RETURNING id",
-                (
-                    job.response_id,
-                    job.scope,
-                    Jsonb(job_json(job), dumps=_dumps),
-                    Jsonb(snapshot, dumps=_dumps),
-                    idempotency_key,
-                    body_digest,
-                    Jsonb(input_items or [], dumps=_dumps),
-                ),
-            )
-            if await cursor.fetchone() is not None:
-                if enqueue is not None:
-                    await enqueue(conn)
-                return snapshot, True
+                    if enqueue is not None:
+                        await enqueue(conn)
+                    return snapshot, True
+        except UniqueViolation as error:
+            if job.run_id is not None and error.diag.constraint_name == LIVE_RUN_INDEX:
+                raise RunBusyError(job.run_id) from None
+            raise
         # A concurrent request with the same key won the insert.
         async with await self._connection() as conn:
             known = await self._by_key(conn, job.scope, idempotency_key)
@@ -163,6 +166,10 @@ class PostgresResponseStore:
             (scope, key),
         )
         return await cursor.fetchone()
+
+    @read_only
+    async def drives(self, scope: str, run_id: str) -> bool:
+        return await self._one(DRIVES, (scope, run_id)) is not None
 
     @read_only
     async def get(self, response_id: str, scope: str) -> dict[str, Any] | None:

@@ -12,7 +12,8 @@ holds background Responses (``job`` set) and, with
 ``LGOS_RESPONSE_STORE=postgres``, finished foreground ones (``job`` null),
 each with the input items its request carried; ``lgos_background_events``
 holds the stream events of background runs and goes with its Response
-(``ON DELETE CASCADE``). Conversations: ``lgos_conversations`` and their
+(``ON DELETE CASCADE``); a unique index keeps one queued or running
+Response per scope and interrupt run. Conversations: ``lgos_conversations`` and their
 items ``lgos_conversation_items``. Batches: ``lgos_batches`` and their lines
 ``lgos_batch_lines``. The queue's tables are procrastinate's own, and the
 checkpoints of durable runs LangGraph's (``backend.py`` sets both up).
@@ -133,6 +134,32 @@ CREATE INDEX IF NOT EXISTS lgos_batches_open_by_scope
     """
 CREATE INDEX IF NOT EXISTS lgos_responses_output_items
     ON lgos_background_responses USING gin ((snapshot->'output') jsonb_path_ops);
+""",
+    # 5: one live Response per scope and interrupt run, kept by the
+    # database: two submits racing past a check could both be stored (the
+    # loser then failed a moment later), and the check looked across scopes.
+    # A live duplicate left by that race (all but the oldest) ends failed,
+    # as its run would have, so the index can be built.
+    f"""
+UPDATE lgos_background_responses
+SET snapshot = snapshot || jsonb_build_object(
+    'status', 'failed',
+    'error', jsonb_build_object(
+        'code', 'run_busy',
+        'message', 'Another request is already running this operation.'))
+WHERE id IN (
+    SELECT id FROM (
+        SELECT id, row_number() OVER (
+            PARTITION BY scope, job->>'run_id' ORDER BY created_at, id
+        ) AS place
+        FROM lgos_background_responses
+        WHERE job->>'run_id' IS NOT NULL AND {UNFINISHED_BACKGROUND}
+    ) live WHERE place > 1
+);
+DROP INDEX IF EXISTS lgos_background_run;
+CREATE UNIQUE INDEX IF NOT EXISTS lgos_background_live_run
+    ON lgos_background_responses (scope, (job->>'run_id'))
+    WHERE job->>'run_id' IS NOT NULL AND {UNFINISHED_BACKGROUND};
 """,
 )
 

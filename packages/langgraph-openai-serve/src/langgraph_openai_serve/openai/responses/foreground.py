@@ -18,6 +18,7 @@ from langgraph_openai_serve.compact_json import json_response
 from langgraph_openai_serve.conversations.turns import ConversationTurn
 from langgraph_openai_serve.graph.config import GraphConfig
 from langgraph_openai_serve.graph.events import RunPaused
+from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.runner import run_graph, run_to_completion
 from langgraph_openai_serve.openai.context import RequestLog
 from langgraph_openai_serve.openai.responses.approvals import (
@@ -61,6 +62,7 @@ async def respond_in_foreground(
         requested=log.started if log is not None and body.stream else None,
         conversation=body.conversation_id,
     )
+    background = state.background
     try:
         opened = await open_run(
             state,
@@ -71,6 +73,12 @@ async def respond_in_foreground(
             kept=kept,
             continues=request.continues,
             callbacks=watch.callbacks,
+            # A pause a background resume was accepted for is that one's.
+            background=(
+                background.store
+                if background is not None and config.supports(GraphFeature.BACKGROUND)
+                else None
+            ),
         )
     except InterruptRejected as rejection:
         if log is not None:

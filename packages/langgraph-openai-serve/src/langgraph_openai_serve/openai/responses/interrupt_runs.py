@@ -28,6 +28,7 @@ class InterruptRun:
     thread_id: str
     response_id: str
     lease: AbstractAsyncContextManager[None]
+    run_id: uuid.UUID
 
     async def release(self) -> None:
         await self.lease.__aexit__(None, None, None)
@@ -54,7 +55,9 @@ async def open_interrupt_run(
     assert config.run_coordinator is not None  # registration guarantees it
     lease = config.run_coordinator.lease(thread_id)
     await lease.__aenter__()
-    return InterruptRun(thread_id, paused_response_id(scope, model, run_id), lease)
+    return InterruptRun(
+        thread_id, paused_response_id(scope, model, run_id), lease, run_id
+    )
 
 
 def interrupt_run_id(

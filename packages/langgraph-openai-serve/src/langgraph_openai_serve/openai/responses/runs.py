@@ -15,7 +15,7 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
 from langgraph_openai_serve.graph.config import GraphConfig
-from langgraph_openai_serve.graph.errors import InvalidRequestError
+from langgraph_openai_serve.graph.errors import InvalidRequestError, RunBusyError
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.interrupts import reject_interrupts
 from langgraph_openai_serve.graph.request import GraphRequest
@@ -39,6 +39,7 @@ from langgraph_openai_serve.openai.responses.items import ResponseShell
 from langgraph_openai_serve.openai.responses.pause import APPROVAL_SERVER_LABEL
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.state import ServeState
+from langgraph_openai_serve.responses.protocol import ResponseStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +100,7 @@ async def open_run(
     kept: bool = False,
     continues: str | None = None,
     callbacks: tuple[BaseCallbackHandler, ...] = (),
+    background: ResponseStore | None = None,
 ) -> OpenRun:
     """Decode, take an interrupt run's lease, and prepare the graph run.
 
@@ -109,6 +111,11 @@ async def open_run(
     the deployment keeps this Response; ``continues``: the kept Response
     ``body`` continues (``chain.py``), shown as its ``previous_response_id``;
     ``callbacks``: the run's own handlers beside the server's (its spans).
+    ``background``: the store of background Responses, for a foreground
+    run: an interrupt run a queued or running background Response of the
+    scope drives is busy (``RunBusyError``), checked under the lease (a
+    background submit stores its Response under the same lease), so a
+    foreground resume never takes a pause from an accepted background one.
     """
     graph_request, messages, answers = decode(body, config)
     lease = None
@@ -118,6 +125,12 @@ async def open_run(
         )
     rejected, reason = rejected_ids(answers)
     try:
+        if (
+            lease is not None
+            and background is not None
+            and await background.drives(scope, lease.run_id.hex)
+        ):
+            raise RunBusyError(lease.thread_id)
         if lease is not None and rejected:
             graph = await config.resolve_graph()
             await reject_interrupts(graph, lease.thread_id, rejected)

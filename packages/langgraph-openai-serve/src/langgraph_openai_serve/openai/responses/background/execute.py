@@ -181,8 +181,8 @@ def _failed(
     exc: Exception,
 ) -> dict[str, Any]:
     """End a run that raised outside its graph's stream: a refusal (a resume
-    that lost its race to another after submit) with its own code and
-    message, anything else as a server error. The failure's events wait in
+    whose pause went after submit, in the expiry sweep) with its own code
+    and message, anything else as a server error. The failure's events wait in
     the encoder, for followers of the stream."""
     failure = refusal_failure(exc)
     if failure is not None:

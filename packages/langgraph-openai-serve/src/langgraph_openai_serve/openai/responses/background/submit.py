@@ -3,9 +3,10 @@ its job, both or neither.
 
 Interrupt runs are checked at submit, under the run's lease: a busy run or
 answers that do not match the pause are refused there (409), and a run that
-already has a Response queued or running refuses another. A retry with a
-known ``Idempotency-Key`` returns the original Response, and queues its job
-again if it went missing.
+already has a Response of the scope queued or running refuses another (the
+store keeps one per scope and run, atomically: ``ResponseStore.create``).
+A retry with a known ``Idempotency-Key`` returns the original Response, and
+queues its job again if it went missing.
 """
 
 from __future__ import annotations
