@@ -9,18 +9,23 @@ uploads a JSONL file of ``--lines`` Responses requests for the plain graph
 create to ``in_progress``, *run* is ``in_progress`` to ``finalizing`` (the
 lines), *finalize* is writing the output file. Workers' RSS is read from
 ``/proc`` before the first batch and after each.
+
+``batch_stack`` and ``follow_batch`` serve ``lgos-bench fairshare`` too:
+there the Files API knows one owner key per tenant (the same keys as the
+fleet's ``LGOS_API_KEYS``), and several batches are followed at once.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +34,10 @@ from lgos_stack.files import weed_mini_argv
 from lgos_stack.net import LOOPBACK, free_port
 from lgos_stack.processes import running
 
-from lgos_bench.fleet import BENCH_TOKENS, Fleet, Log, fleet
+from lgos_bench.fleet import BENCH_TOKENS, REGISTRY, Fleet, Log, fleet
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
 from lgos_bench.suite import background_cores, library_revision
-from lgos_bench.workload import PLAIN
+from lgos_bench.workload import PLAIN, Workload
 
 DEFAULT_LINES = 10_000
 WORKER_COUNTS = (1, 2)
@@ -40,6 +45,10 @@ _S3_KEYS = ("lgos-bench-access", "lgos-bench-secret-key")
 _SERVICE_KEY = "sk-lgos-bench-service"
 _OWNER_KEY = "sk-lgos-bench-owner"
 _OWNER = "default"  # the scope of a server without API keys
+OWNERS = {_OWNER_KEY: _OWNER}
+"""The Files API's owner keys (key -> owner) when the fleet has no API keys."""
+TERMINAL = frozenset({"completed", "failed", "expired", "cancelled"})
+POLL_SECONDS = 0.2
 
 
 WARMUP_LINES = 200
@@ -57,20 +66,42 @@ class Stack:
 
 
 @contextmanager
-def batch_stack(folder: Path, log: Log) -> Iterator[Stack]:
-    """The Files API (LGOS uses it with a service key), PostgreSQL and one
-    ``lgos serve``; workers are added by the bench."""
-    with _files_api(folder, log) as files:
+def batch_stack(
+    folder: Path,
+    log: Log,
+    *,
+    owners: Mapping[str, str] = OWNERS,
+    apis: int = 1,
+    registry: str = REGISTRY,
+    workload: Workload | None = None,
+    env: Mapping[str, str] | None = None,
+    python: str | None = None,
+) -> Iterator[Stack]:
+    """The Files API (LGOS uses it with a service key; ``owners`` maps each
+    owner key to its owner, a tenant's scope), PostgreSQL and ``apis``
+    ``lgos serve``; workers are added by the bench. ``registry``,
+    ``workload``, ``env`` and ``python`` go to the fleet (``fleet.fleet``)."""
+    with _files_api(folder, log, owners) as files:
         batch_env = {
             "LGOS_BATCH_FILES_URL": f"{files}/v1",
             "LGOS_BATCH_FILES_API_KEY": _SERVICE_KEY,
+            **(env or {}),
         }
-        with fleet(folder, log, apis=1, workers=0, env=batch_env) as running_fleet:
+        with fleet(
+            folder,
+            log,
+            apis=apis,
+            workers=0,
+            registry=registry,
+            workload=workload,
+            env=batch_env,
+            python=python,
+        ) as running_fleet:
             yield Stack(running_fleet, files)
 
 
 @contextmanager
-def _files_api(folder: Path, log: Log) -> Iterator[str]:
+def _files_api(folder: Path, log: Log, owners: Mapping[str, str]) -> Iterator[str]:
     root = folder / "seaweedfs"
     for name in ("data", "log", "tmp"):
         (root / name).mkdir(parents=True)
@@ -90,7 +121,7 @@ def _files_api(folder: Path, log: Log) -> Iterator[str]:
         "LGOS_FILES_S3_BUCKET": "lgos-bench-batches",
         "LGOS_FILES_S3_ACCESS_KEY": access,
         "LGOS_FILES_S3_SECRET_KEY": secret,
-        "LGOS_FILES_API_KEYS": json.dumps({_OWNER_KEY: _OWNER}),
+        "LGOS_FILES_API_KEYS": json.dumps(dict(owners)),
         "LGOS_FILES_SERVICE_KEYS": json.dumps([_SERVICE_KEY]),
     }
     files = f"http://{LOOPBACK}:{files_port}"
@@ -129,14 +160,15 @@ def rss_kib(pid: int) -> dict[str, int]:
     return found
 
 
-def input_file(lines: int) -> bytes:
+def input_file(lines: int, model: str = PLAIN) -> bytes:
+    """``lines`` ``/v1/responses`` requests of ``model``, as a batch's JSONL."""
     return "".join(
         json.dumps(
             {
                 "custom_id": f"line-{index}",
                 "method": "POST",
                 "url": "/v1/responses",
-                "body": {"model": PLAIN, "input": f"Question {index}?"},
+                "body": {"model": model, "input": f"Question {index}?"},
             }
         )
         + "\n"
@@ -144,48 +176,112 @@ def input_file(lines: int) -> bytes:
     ).encode()
 
 
+@dataclass(frozen=True, slots=True)
+class BatchEnd:
+    """One batch followed to its end, as its owner saw it by polling."""
+
+    batch_id: str
+    status: str
+    request_counts: dict[str, int]
+    created: float
+    """When the create request was sent (Unix seconds)."""
+    seen: dict[str, float] = field(default_factory=dict)
+    """When each status was first seen (Unix seconds)."""
+
+    @property
+    def ended(self) -> float:
+        return self.seen[self.status]
+
+    def figures(self) -> dict[str, Any]:
+        """The phases' durations in seconds: *validate* is create to
+        ``in_progress``, *run* to ``finalizing``, *finalize* to the end."""
+        end = self.ended - self.created
+        started = self.seen.get("in_progress", self.ended) - self.created
+        finalizing = self.seen.get("finalizing", self.ended) - self.created
+        return {
+            "status": self.status,
+            "request_counts": self.request_counts,
+            "validate_s": started,
+            "run_s": finalizing - started,
+            "finalize_s": end - finalizing,
+            "total_s": end,
+        }
+
+
+def _bearer(key: str) -> dict[str, str]:
+    return {"authorization": f"Bearer {key}"}
+
+
+async def create_batch(
+    http: httpx.AsyncClient, stack: Stack, content: bytes, key: str
+) -> tuple[str, float]:
+    """Upload ``content`` to the Files API and create a batch of it, both as
+    the owner of ``key``; the batch's id and when its create was sent."""
+    uploaded = await http.post(
+        f"{stack.files}/v1/files",
+        headers=_bearer(key),
+        files={"file": ("bench.jsonl", content)},
+        data={"purpose": "batch"},
+    )
+    uploaded.raise_for_status()
+    created_at = time.time()
+    created = await http.post(
+        f"{stack.base}/batches",
+        headers=_bearer(key),
+        json={
+            "input_file_id": uploaded.json()["id"],
+            "endpoint": "/v1/responses",
+            "completion_window": "24h",
+        },
+    )
+    created.raise_for_status()
+    return str(created.json()["id"]), created_at
+
+
+async def follow_batch(
+    http: httpx.AsyncClient,
+    stack: Stack,
+    batch_id: str,
+    created: float,
+    key: str,
+    *,
+    poll: float = POLL_SECONDS,
+    on_status: Callable[[str], None] | None = None,
+) -> BatchEnd:
+    """Poll the batch until it ends; ``on_status`` hears each new status."""
+    seen: dict[str, float] = {}
+    while True:
+        answer = await http.get(
+            f"{stack.base}/batches/{batch_id}", headers=_bearer(key)
+        )
+        answer.raise_for_status()
+        batch = answer.json()
+        if batch["status"] not in seen:
+            seen[batch["status"]] = time.time()
+            if on_status is not None:
+                on_status(batch["status"])
+        if batch["status"] in TERMINAL:
+            return BatchEnd(
+                batch_id, batch["status"], batch["request_counts"], created, seen
+            )
+        await asyncio.sleep(poll)
+
+
 def run_batch(stack: Stack, content: bytes, log: Log) -> dict[str, Any]:
     """Upload, create, poll to the end; the phases' durations in seconds."""
-    owner = {"authorization": f"Bearer {_OWNER_KEY}"}
-    with httpx.Client(timeout=300) as client:
-        uploaded = client.post(
-            f"{stack.files}/v1/files",
-            headers=owner,
-            files={"file": ("bench.jsonl", content)},
-            data={"purpose": "batch"},
-        )
-        uploaded.raise_for_status()
-        began = time.perf_counter()
-        created = client.post(
-            f"{stack.base}/batches",
-            json={
-                "input_file_id": uploaded.json()["id"],
-                "endpoint": "/v1/responses",
-                "completion_window": "24h",
-            },
-        )
-        created.raise_for_status()
-        batch_id = created.json()["id"]
-        seen: dict[str, float] = {}
-        while True:
-            batch = client.get(f"{stack.base}/batches/{batch_id}").json()
-            seen.setdefault(batch["status"], time.perf_counter() - began)
-            if batch["status"] in {"completed", "failed", "expired", "cancelled"}:
-                break
-            time.sleep(0.2)
-    end = seen[batch["status"]]
-    started = seen.get("in_progress", end)
-    finalizing = seen.get("finalizing", end)
-    counts = batch["request_counts"]
-    log(f"batch {batch_id}: {batch['status']} {counts} in {end:.1f} s")
-    return {
-        "status": batch["status"],
-        "request_counts": counts,
-        "validate_s": started,
-        "run_s": finalizing - started,
-        "finalize_s": end - finalizing,
-        "total_s": end,
-    }
+
+    async def submit_and_follow() -> BatchEnd:
+        async with httpx.AsyncClient(timeout=300) as http:
+            batch_id, created = await create_batch(http, stack, content, _OWNER_KEY)
+            return await follow_batch(http, stack, batch_id, created, _OWNER_KEY)
+
+    ended = asyncio.run(submit_and_follow())
+    figures = ended.figures()
+    log(
+        f"batch {ended.batch_id}: {ended.status} {ended.request_counts} in "
+        f"{figures['total_s']:.1f} s"
+    )
+    return figures
 
 
 def measure(lines: int, log: Log) -> dict[str, Any]:

@@ -15,6 +15,9 @@ lgos-bench scale           background runs/s with 1, 2, 4 workers; queue wait;
                            foreground req/s with 1 and 2 API processes (unpinned)
 lgos-bench outage          what clients see while PostgreSQL resets, refuses,
                            stalls and restarts under load (unpinned)
+lgos-bench fairshare       tenants sharing a fleet: a tenant's background waits
+                           beside another's batches, a small batch beside a
+                           large one, an admission burst (unpinned)
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from lgos_bench import (
     background,
     batches,
     compare,
+    fairshare,
     idle_report,
     outage,
     report,
@@ -49,6 +53,8 @@ from lgos_bench.workload import DEFAULT_TOKENS, PLAIN, Workload
 
 PROFILE_SECONDS = 8.0
 INSTRUCTION_REQUESTS = 200
+FAIRSHARE = fairshare.Plan()
+"""lgos-bench fairshare's defaults."""
 
 
 def say(text: str) -> None:
@@ -111,11 +117,13 @@ def _parser() -> argparse.ArgumentParser:
         default=background.DEFAULT_WORKERS,
         help="lgos worker processes",
     )
-    faults = parser.add_argument_group("lgos-bench outage")
+    faults = parser.add_argument_group(
+        "lgos-bench outage (--phases, --lgos-python, --logs: fairshare too)"
+    )
     faults.add_argument(
         "--phases",
-        default=",".join(outage.PHASES),
-        help="the faults, in order (default reset,refuse,stall,restart)",
+        help="the phases, in order (outage: reset,refuse,stall,restart; "
+        "fairshare: waits,small,bulk,burst; the default is all of them)",
     )
     faults.add_argument(
         "--steady",
@@ -146,6 +154,40 @@ def _parser() -> argparse.ArgumentParser:
         type=Path,
         metavar="DIR",
         help="keep the fleet's and PostgreSQL's logs in DIR",
+    )
+    tenants = parser.add_argument_group("lgos-bench fairshare")
+    tenants.add_argument(
+        "--lines", type=int, default=FAIRSHARE.lines, help="A's batch (120)"
+    )
+    tenants.add_argument(
+        "--small-lines",
+        type=int,
+        default=FAIRSHARE.small_lines,
+        help="C's batch (4)",
+    )
+    tenants.add_argument(
+        "--samples",
+        type=int,
+        default=FAIRSHARE.samples,
+        help="B's background runs per part of the waits phase (10)",
+    )
+    tenants.add_argument(
+        "--every",
+        type=float,
+        default=FAIRSHARE.every,
+        help="seconds between two of B's submissions (1.5)",
+    )
+    tenants.add_argument(
+        "--wait-seconds",
+        type=float,
+        default=FAIRSHARE.wait_s,
+        help="a run's and a batch line's model call (1.0)",
+    )
+    tenants.add_argument(
+        "--burst-rounds",
+        type=int,
+        default=FAIRSHARE.burst_rounds,
+        help="unloaded and over-the-limit bursts, each (10)",
     )
     parser.add_argument(
         "scenario",
@@ -249,10 +291,16 @@ def _scale(args: argparse.Namespace) -> int:
     return 0
 
 
+def _phases(args: argparse.Namespace, default: tuple[str, ...]) -> tuple[str, ...]:
+    if args.phases is None:
+        return default
+    return tuple(name for name in args.phases.split(",") if name)
+
+
 def _outage(args: argparse.Namespace) -> int:
     try:
         plan = outage.Plan(
-            phases=tuple(name for name in args.phases.split(",") if name),
+            phases=_phases(args, outage.PHASES),
             steady_s=args.steady,
             fault_s=args.fault_seconds,
             recovery_s=args.recovery,
@@ -262,6 +310,26 @@ def _outage(args: argparse.Namespace) -> int:
     results = outage.run(say, plan, python=args.lgos_python, logs=args.logs)
     markdown, data = outage.write(results, args.out)
     say("\n" + outage.render(results))
+    say(f"wrote {markdown} and {data}")
+    return 0
+
+
+def _fairshare(args: argparse.Namespace) -> int:
+    try:
+        plan = fairshare.Plan(
+            phases=_phases(args, fairshare.PHASES),
+            lines=args.lines,
+            small_lines=args.small_lines,
+            samples=args.samples,
+            every=args.every,
+            wait_s=args.wait_seconds,
+            burst_rounds=args.burst_rounds,
+        )
+    except ValueError as exc:
+        raise SystemExit(f"lgos-bench fairshare: {exc}") from None
+    results = fairshare.run(say, plan, python=args.lgos_python, logs=args.logs)
+    markdown, data = fairshare.write(results, args.out)
+    say("\n" + fairshare.render(results))
     say(f"wrote {markdown} and {data}")
     return 0
 
@@ -309,6 +377,8 @@ def main(argv: list[str] | None = None) -> int:
         return _scale(args)
     if args.scenario[:1] == ["outage"]:
         return _outage(args)
+    if args.scenario[:1] == ["fairshare"]:
+        return _fairshare(args)
     placement = Placement.split(available_cores())
     # The load generator (this process) stays on its own core from here on.
     os.sched_setaffinity(0, placement.load_cores)

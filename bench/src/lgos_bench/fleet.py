@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -210,6 +211,18 @@ class Fleet:
         """``count`` more workers, each ready, stopped when the block ends."""
         with ExitStack() as exits:
             yield [self.start_worker(env, exits=exits) for _ in range(count)]
+
+
+@contextmanager
+def fleet_folder(keep: Path | None, mode: str) -> Iterator[Path]:
+    """Where a fleet's logs go: ``keep`` (left there) or a temporary folder
+    removed at the end."""
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix=f"lgos-bench-{mode}-") as folder:
+        yield Path(folder)
 
 
 @contextmanager

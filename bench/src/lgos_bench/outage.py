@@ -31,12 +31,9 @@ and after with one bench.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import shutil
-import subprocess
-import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +42,7 @@ import psycopg
 from lgos_testkit.postgres import DATABASE, FaultyPostgres, faulty_postgres
 
 from lgos_bench import outage_logs, outage_markdown, outage_report
-from lgos_bench.fleet import Fleet, Log, fleet
+from lgos_bench.fleet import Fleet, Log, fleet, fleet_folder
 from lgos_bench.outage_load import (
     FOREGROUND_CLIENTS,
     GIVE_UP_SECONDS,
@@ -57,7 +54,12 @@ from lgos_bench.outage_load import (
 )
 from lgos_bench.outage_report import Phase
 from lgos_bench.outage_supervisor import Supervisor
-from lgos_bench.suite import background_cores, library_revision
+from lgos_bench.suite import (
+    background_cores,
+    core_commit,
+    interpreter_tree,
+    library_revision,
+)
 
 PHASES = ("reset", "refuse", "stall", "restart")
 STEADY_SECONDS = 10.0
@@ -283,56 +285,6 @@ def _phase_of(
     return phase_of
 
 
-def interpreter_tree(python: str | None) -> tuple[str, Path | None]:
-    """The interpreter the ``lgos`` processes run and its core package's
-    folder (for the revision)."""
-    if python is None:
-        import langgraph_openai_serve
-
-        return "this interpreter", Path(
-            langgraph_openai_serve.__file__
-        ).resolve().parent
-    found = subprocess.run(
-        [
-            python,
-            "-c",
-            "import langgraph_openai_serve as m; print(m.__file__)",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout.strip()
-    return python, Path(found).parent
-
-
-def core_commit(folder: Path | None) -> str:
-    """The last commit that changed the core library's folder: what the
-    fleet ran, whatever bench commits came after it on the tree."""
-    if folder is None:
-        return "unknown"
-    try:
-        return subprocess.run(
-            ["git", "-C", str(folder), "log", "-1", "--format=%h", "--", "."],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-
-
-@contextlib.contextmanager
-def _folder(keep: Path | None) -> Iterator[Path]:
-    """Where the fleet's logs go: ``keep`` (left there) or a temporary one."""
-    if keep is not None:
-        keep.mkdir(parents=True, exist_ok=True)
-        yield keep
-        return
-    with tempfile.TemporaryDirectory(prefix="lgos-bench-outage-") as folder:
-        yield Path(folder)
-
-
 def run(
     log: Log,
     plan: Plan = Plan(),
@@ -352,7 +304,7 @@ def run(
         "plan": asdict(plan),
     }
     env = {"LGOS_RESPONSE_STORE": "postgres"}
-    with _folder(logs) as folder, faulty_postgres() as database:
+    with fleet_folder(logs, "outage") as folder, faulty_postgres() as database:
         log(f"PostgreSQL on port {database.port}; the fleet ({label})")
         try:
             with fleet(

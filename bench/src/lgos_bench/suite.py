@@ -169,6 +169,42 @@ def library_revision(folder: Path | None = None) -> str:
     return head + ("+dirty" if changes else "")
 
 
+def interpreter_tree(python: str | None) -> tuple[str, Path | None]:
+    """The interpreter the ``lgos`` processes run and its core package's
+    folder (for the revision)."""
+    if python is None:
+        package = Path(langgraph_openai_serve.__file__).resolve().parent
+        return "this interpreter", package
+    found = subprocess.run(
+        [
+            python,
+            "-c",
+            "import langgraph_openai_serve as m; print(m.__file__)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout.strip()
+    return python, Path(found).parent
+
+
+def core_commit(folder: Path | None) -> str:
+    """The last commit that changed the core library's folder: what the
+    fleet ran, whatever bench commits came after it on the tree."""
+    if folder is None:
+        return "unknown"
+    try:
+        return subprocess.run(
+            ["git", "-C", str(folder), "log", "-1", "--format=%h", "--", "."],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
 def background_cores(seconds: float = 1.0) -> float:
     """How many cores other processes keep busy while the bench is idle."""
     before = machine_busy_seconds()
