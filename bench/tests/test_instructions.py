@@ -22,5 +22,10 @@ def test_counts_are_per_request_and_repeatable():
     assert short.key == "chat/json/plain"
     assert short.per_request > 100_000
     assert abs(longer.per_request - short.per_request) < 0.05 * short.per_request
-    table = markdown([short, dataclasses.replace(longer, app="lgos")])
-    assert "| chat/json/plain |" in table
+    same_work = dataclasses.replace(short, app="baseline-usage", per_request=1000)
+    lgos = dataclasses.replace(short, app="lgos", per_request=1040)
+    table = markdown([short, same_work, lgos])
+    assert f"| chat/json/plain | {short.per_request:,} | 1,000 | 1,040 | 1.040× " in (
+        table
+    )
+    assert "| <= 1.05× | yes |" in table

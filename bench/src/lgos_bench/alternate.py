@@ -37,7 +37,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
-Call = Callable[[], Awaitable[None]]
+Call = Callable[[], Awaitable[object]]
 
 BOOTSTRAP_SAMPLES = 1000
 BLOCKS = 10

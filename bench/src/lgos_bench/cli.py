@@ -4,9 +4,11 @@ lgos-bench                 full run (a few minutes)
 lgos-bench --quick         one concurrency, few requests (under a minute)
 lgos-bench --profile       full run, then py-spy where LGOS missed a target
 lgos-bench profile responses/stream/plain/c8
-lgos-bench inprocess       CPU per request in process, baseline and LGOS alternated
+lgos-bench inprocess       CPU per request in process: LGOS, the same-work
+                           baseline and the plain one alternated
 lgos-bench inprocess --compare lgos:LGOS_X=a lgos:LGOS_X=b   two LGOS settings
-lgos-bench instructions    instructions per request under callgrind, both apps
+lgos-bench instructions    instructions per request under callgrind: the plain
+                           baseline, the same-work baseline and LGOS
 lgos-bench idle            memory per idle open stream, baseline and LGOS
 lgos-bench background      submit-to-first-event latency of background Responses
 lgos-bench store           server CPU per request with the response store off and on
@@ -76,9 +78,14 @@ def _parser() -> argparse.ArgumentParser:
         "--compare",
         nargs=2,
         metavar=("A", "B"),
-        default=("baseline", "lgos"),
-        help="the two sides, B reported against A: baseline, lgos or "
-        "lgos:LGOS_NAME=value[,LGOS_NAME=value] (default: baseline lgos)",
+        help="the two sides, B reported against A: baseline, baseline-usage, "
+        "lgos or lgos:LGOS_NAME=value[,LGOS_NAME=value] (default: "
+        "baseline-usage lgos, with --reference baseline)",
+    )
+    inprocess.add_argument(
+        "--reference",
+        metavar="R",
+        help="a third side alternated with A and B, B also reported against it",
     )
     inprocess.add_argument("--rounds", type=int, help="alternated rounds")
     inprocess.add_argument(
@@ -278,10 +285,13 @@ def _single_mode(report: Any, config: RunConfig, out: Path, **options: Any) -> i
 
 def _inprocess(args: argparse.Namespace, keys: list[str]) -> int:
     try:
-        sides = (
-            compare.Side.parse(args.compare[0]),
-            compare.Side.parse(args.compare[1]),
-        )
+        if args.compare is None:
+            texts: tuple[str, ...] = compare.DEFAULT_SIDES
+            if args.reference is not None:
+                raise ValueError("--reference needs --compare A B")
+        else:
+            texts = (*((args.reference,) if args.reference else ()), *args.compare)
+        sides = compare.parse_sides(texts)
         for key in keys:
             compare.parse_key(key)
     except ValueError as exc:

@@ -2,12 +2,14 @@
 rest of the machine cannot move.
 
 CPU time per request drifts with whatever else the machine runs; the number
-of instructions one request executes does not. Each app (baseline, LGOS)
-runs in its own child process under ``callgrind --instr-atstart=no``: the
-child imports, builds the app and warms it up uninstrumented, then says it
-is ready; the parent switches instrumentation on with ``callgrind_control``,
-the child serves N requests in process (``inprocess.call_app``, no sockets),
-and the parent switches it off again. Counted: N requests plus a few
+of instructions one request executes does not. Each app (the plain
+baseline, the same-work baseline that counts usage over every model call
+with LangChain's usage handler, LGOS) runs in its own child process under
+``callgrind --instr-atstart=no``: the child imports, builds the app and
+warms it up uninstrumented, then says it is ready; the parent switches
+instrumentation on with ``callgrind_control``, the child serves N requests
+in process (``inprocess.call_app``, no sockets), and the parent switches it
+off again. Counted: N requests plus a few
 hundred instructions of the child's polling loop.
 
 Run it with ``lgos-bench instructions`` (valgrind from Debian's package).
@@ -29,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lgos_bench.scenarios import APIS, Api, target
+from lgos_bench.targets import SAME_WORK_JSON_LIMIT, SAME_WORK_STREAM_LIMIT
 from lgos_bench.workload import PLAIN, Workload
 
 _TOTALS = re.compile(r"^totals:\s+(\d+)", re.MULTILINE)
@@ -41,6 +44,9 @@ ALL_SCENARIOS: tuple[tuple[Api, bool], ...] = tuple(
     (api, stream) for api in APIS for stream in (False, True)
 )
 """(API, streamed) pairs counted by default: every API, streaming and not."""
+APPS = ("baseline", "baseline-usage", "lgos")
+"""Counted for every scenario: LGOS is judged against the same-work baseline
+(``baseline-usage``), the plain one given beside it."""
 
 
 @dataclass(frozen=True)
@@ -136,36 +142,44 @@ def count_all(
     say: Callable[[str], None] = lambda _: None,
     scenarios: tuple[tuple[Api, bool], ...] = ALL_SCENARIOS,
 ) -> list[Count]:
-    """Both apps on each (API, streamed) of ``scenarios``, plain graph;
-    every API, streaming and not, by default."""
+    """Every app of ``APPS`` on each (API, streamed) of ``scenarios``, plain
+    graph; every API, streaming and not, by default."""
     counts: list[Count] = []
     for api, stream in scenarios:
-        # The two children run side by side: counts do not depend on it.
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            apps = ("baseline", "lgos")
-            same = (api, api), (stream, stream), (requests, requests)
-            pair = list(pool.map(count, apps, *same))
-        counts += pair
-        ratio = pair[1].per_request / pair[0].per_request
+        # The children run side by side: counts do not depend on it.
+        n = len(APPS)
+        with ThreadPoolExecutor(max_workers=n) as pool:
+            row = list(pool.map(count, APPS, [api] * n, [stream] * n, [requests] * n))
+        counts += row
         say(
-            f"  {pair[0].key:<24} instructions/request baseline "
-            f"{pair[0].per_request:,} LGOS {pair[1].per_request:,} "
-            f"ratio {ratio:.3f}"
+            f"  {row[0].key:<24} instructions/request "
+            + ", ".join(f"{c.app} {c.per_request:,}" for c in row)
         )
     return counts
 
 
+def limit(key: str) -> float:
+    """Issue 48's bound on LGOS against the same-work baseline."""
+    return SAME_WORK_STREAM_LIMIT if "/stream/" in key else SAME_WORK_JSON_LIMIT
+
+
 def markdown(counts: list[Count]) -> str:
     lines = [
-        "| scenario | baseline instr/req | LGOS instr/req | LGOS/baseline |",
-        "|---|---|---|---|",
+        "| scenario | baseline instr/req | same-work baseline instr/req "
+        "| LGOS instr/req | LGOS / same-work | limit | met | LGOS / baseline |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     by_key: dict[str, dict[str, int]] = {}
     for item in counts:
         by_key.setdefault(item.key, {})[item.app] = item.per_request
     for key, apps in by_key.items():
-        base, lgos = apps["baseline"], apps["lgos"]
-        lines.append(f"| {key} | {base:,} | {lgos:,} | {lgos / base:.3f}× |")
+        base, same, lgos = (apps[app] for app in APPS)
+        ratio = lgos / same
+        met = "yes" if ratio <= limit(key) else "no"
+        lines.append(
+            f"| {key} | {base:,} | {same:,} | {lgos:,} | {ratio:.3f}× "
+            f"| <= {limit(key):.2f}× | {met} | {lgos / base:.3f}× |"
+        )
     return "\n".join(lines)
 
 

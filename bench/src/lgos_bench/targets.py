@@ -5,6 +5,8 @@ Targets (LGOS against the baseline of the same run):
 - time to first text delta (p50) at concurrency 1: within 2 ms of the baseline;
 - in process (``alternate.py``: no sockets, both apps alternated request by
   request), non-streamed CPU per request <= 1.10x;
+- against the same-work baseline (usage over every model call, issue 48),
+  in process and in instructions: non-streamed <= 1.05x, streamed <= 1.0x;
 - an idle open stream costs LGOS at most 64 KiB of server memory (RSS).
 """
 
@@ -19,6 +21,8 @@ STREAM_CPU_LIMIT = 1.3
 JSON_CPU_LIMIT = 1.2
 FIRST_DELTA_LIMIT_MS = 2.0
 INPROCESS_JSON_LIMIT = 1.10
+SAME_WORK_JSON_LIMIT = 1.05
+SAME_WORK_STREAM_LIMIT = 1.0
 IDLE_KIB_LIMIT = 64.0
 VARIANT_LABELS = {
     STATUS: "commentary (3 status events)",
