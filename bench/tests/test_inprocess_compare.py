@@ -116,7 +116,7 @@ def test_two_sides_or_a_reference_and_two_are_accepted() -> None:
 
 
 def test_lgos_is_judged_against_the_same_work_baseline_streamed_or_not() -> None:
-    meta = {"a": "baseline-usage", "b": "lgos"}
+    meta = {"a": "baseline-usage", "b": "lgos", "concurrency": 1}
     rows = [
         {"key": "chat/json/plain", "stream": False, "ratio": {"ratio": 1.04}},
         {"key": "chat/stream/plain", "stream": True, "ratio": {"ratio": 1.01}},

@@ -6,7 +6,7 @@ import dataclasses
 import shutil
 
 import pytest
-from lgos_bench.instructions import count, markdown
+from lgos_bench.instructions import Count, count, markdown
 
 pytestmark = pytest.mark.skipif(
     shutil.which("valgrind") is None, reason="valgrind is not installed"
@@ -29,3 +29,30 @@ def test_counts_are_per_request_and_repeatable():
         table
     )
     assert "| <= 1.05× | yes |" in table
+
+
+def test_a_sides_settings_reach_the_counted_child():
+    # A store LGOS does not know fails the app's start in the child.
+    with pytest.raises(RuntimeError, match="input_value='nonsense'"):
+        count("lgos:LGOS_RESPONSE_STORE=nonsense", "chat", False, 2)
+
+
+def test_kept_responses_are_judged_at_concurrency_8_only():
+    def pair(concurrency: int) -> str:
+        return markdown(
+            [
+                Count("responses/json/plain", "lgos", 8, 1000, concurrency),
+                Count(
+                    "responses/json/plain",
+                    "lgos:LGOS_RESPONSE_STORE=postgres",
+                    8,
+                    1090,
+                    concurrency,
+                ),
+            ]
+        )
+
+    assert "| responses/json/plain | 1,000 | 1,090 | 1.090× | <= 1.10× | yes |" in (
+        pair(8)
+    )
+    assert "| 1.090× |  |  |" in pair(1)

@@ -25,7 +25,9 @@ import argparse
 import dataclasses
 import os
 import sys
+import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +42,10 @@ from lgos_bench import (
     scale_report,
     store,
 )
+from lgos_bench.fleet import postgres_database
 from lgos_bench.instructions import ALL_SCENARIOS, count_all
 from lgos_bench.instructions import markdown as instructions_markdown
+from lgos_bench.instructions import write as write_instructions
 from lgos_bench.procstat import available_cores
 from lgos_bench.profile import compare_markdown, profile_server
 from lgos_bench.scenarios import FULL, QUICK, Api, Plan, Scenario
@@ -73,7 +77,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="profile LGOS and the baseline with py-spy where a CPU target is missed",
     )
-    inprocess = parser.add_argument_group("lgos-bench inprocess")
+    inprocess = parser.add_argument_group("lgos-bench inprocess and instructions")
     inprocess.add_argument(
         "--compare",
         nargs=2,
@@ -202,20 +206,43 @@ def profile_pair(key: str, config: RunConfig) -> dict[str, Any]:
     }
 
 
-def _instructions(requests: int, keys: list[str]) -> int:
-    say(f"callgrind: {requests} in-process requests per app and scenario")
+def _instructions(args: argparse.Namespace, keys: list[str]) -> int:
+    requests = args.requests or INSTRUCTION_REQUESTS
+    say(
+        f"callgrind: {requests} in-process requests per side and scenario, "
+        f"{args.concurrency} at a time"
+    )
     try:
         scenarios = [compare.parse_key(key) for key in keys]
+        sides = compare.parse_sides(tuple(args.compare)) if args.compare else None
     except ValueError as exc:
         raise SystemExit(f"lgos-bench instructions: {exc}") from None
     if any(model != PLAIN for _, _, model in scenarios):
         raise SystemExit("lgos-bench instructions: only the plain graph is counted")
-    try:
-        chosen = tuple((api, stream) for api, stream, _ in scenarios)
-        counts = count_all(requests, say, chosen or ALL_SCENARIOS)
-    except RuntimeError as exc:
-        raise SystemExit(f"lgos-bench instructions: {exc}") from None
+    chosen = tuple((api, stream) for api, stream, _ in scenarios)
+    with ExitStack() as stack:
+        url = None
+        if args.postgres:
+            folder = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="lgos-bench-")
+            )
+            url = stack.enter_context(postgres_database(Path(folder), say)).url
+        try:
+            counts = count_all(
+                requests,
+                say,
+                chosen or ALL_SCENARIOS,
+                sides=sides,
+                concurrency=args.concurrency,
+                database_url=url,
+            )
+        except RuntimeError as exc:
+            raise SystemExit(f"lgos-bench instructions: {exc}") from None
+    markdown, data = write_instructions(
+        counts, postgres=args.postgres, directory=args.out
+    )
     say("\n" + instructions_markdown(counts))
+    say(f"wrote {markdown} and {data}")
     return 0
 
 
@@ -329,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
         mode="quick" if args.quick else "full",
     )
     if args.scenario[:1] == ["instructions"]:
-        return _instructions(args.requests or INSTRUCTION_REQUESTS, args.scenario[1:])
+        return _instructions(args, args.scenario[1:])
     if args.scenario[:1] == ["idle"]:
         return _single_mode(
             idle_report,

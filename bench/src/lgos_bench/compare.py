@@ -40,11 +40,7 @@ from lgos_bench.procstat import machine_busy_seconds
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
 from lgos_bench.scenarios import APIS, Api, target
 from lgos_bench.suite import background_cores, library_revision
-from lgos_bench.targets import (
-    INPROCESS_JSON_LIMIT,
-    SAME_WORK_JSON_LIMIT,
-    SAME_WORK_STREAM_LIMIT,
-)
+from lgos_bench.targets import pair_limit
 from lgos_bench.workload import DEFAULT_TOKENS, Workload
 
 Log = Callable[[str], None]
@@ -276,19 +272,23 @@ def run(
 def targets(
     meta: dict[str, Any], rows: list[dict[str, Any]], limit: float | None
 ) -> list[dict[str, Any]]:
-    """``limit`` on every row when given; else, for plain LGOS against the
-    same-work baseline, issue 48's 1.05x non-streamed and 1.0x streamed, and
-    against the plain baseline alone, issue 39's non-streamed 1.10x."""
+    """``limit`` on every row when given; else the bound an issue puts on
+    B against A (``targets.pair_limit``): LGOS against the same-work
+    baseline, 1.05x non-streamed and 1.0x streamed; against the plain
+    baseline alone, 1.10x non-streamed; kept Responses against the store off
+    at concurrency 8, 1.10x non-streamed and 1.05x streamed."""
     judged: list[tuple[dict[str, Any], float]] = []
-    if limit is not None:
-        judged = [(row, limit) for row in rows]
-    elif meta["a"] == "baseline-usage" and meta["b"] == "lgos":
-        judged = [
-            (row, SAME_WORK_STREAM_LIMIT if row["stream"] else SAME_WORK_JSON_LIMIT)
-            for row in rows
-        ]
-    elif meta["a"] == "baseline" and meta["b"] == "lgos":
-        judged = [(row, INPROCESS_JSON_LIMIT) for row in rows if not row["stream"]]
+    for row in rows:
+        bound = limit
+        if bound is None:
+            bound = pair_limit(
+                meta["a"],
+                meta["b"],
+                stream=row["stream"],
+                concurrency=meta["concurrency"],
+            )
+        if bound is not None:
+            judged.append((row, bound))
     return [
         {
             "scenario": row["key"],
