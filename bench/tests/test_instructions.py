@@ -6,6 +6,8 @@ import dataclasses
 import shutil
 
 import pytest
+from lgos_bench.handlers import WAYS
+from lgos_bench.handlers import markdown as handlers_markdown
 from lgos_bench.instructions import Count, count, markdown
 
 pytestmark = pytest.mark.skipif(
@@ -56,3 +58,15 @@ def test_kept_responses_are_judged_at_concurrency_8_only():
         pair(8)
     )
     assert "| 1.090× |  |  |" in pair(1)
+
+
+def test_the_handlers_table_gives_each_way_over_no_handler():
+    table = {
+        "json": dict(zip(WAYS, (100, 300, 130, 140, 120), strict=True)),
+        "stream": dict(zip(WAYS, (1000, 3000, 1300, 1400, 1200), strict=True)),
+    }
+
+    text = handlers_markdown(table)
+
+    assert "| lgos | 120 | +20 | 1,200 | +200 |" in text
+    assert "| none | 100 | +0 | 1,000 | +0 |" in text

@@ -9,6 +9,8 @@ lgos-bench inprocess       CPU per request in process: LGOS, the same-work
 lgos-bench inprocess --compare lgos:LGOS_X=a lgos:LGOS_X=b   two LGOS settings
 lgos-bench instructions    instructions per request under callgrind: the plain
                            baseline, the same-work baseline and LGOS
+lgos-bench handlers        what counting usage costs the graph alone, by how the
+                           handler is attached (callgrind)
 lgos-bench idle            memory per idle open stream, baseline and LGOS
 lgos-bench background      submit-to-first-event latency of background Responses
 lgos-bench store           server CPU per request with the response store off and on
@@ -35,6 +37,7 @@ from lgos_bench import (
     background,
     batches,
     compare,
+    handlers,
     idle_report,
     outage,
     report,
@@ -55,6 +58,7 @@ from lgos_bench.workload import DEFAULT_TOKENS, PLAIN, Workload
 
 PROFILE_SECONDS = 8.0
 INSTRUCTION_REQUESTS = 200
+HANDLER_RUNS = 40
 
 
 def say(text: str) -> None:
@@ -246,6 +250,18 @@ def _instructions(args: argparse.Namespace, keys: list[str]) -> int:
     return 0
 
 
+def _handlers(runs: int, out: Path) -> int:
+    say(f"callgrind: {runs} runs of the plain graph per way and mode")
+    try:
+        table = handlers.count_all(runs, say)
+    except RuntimeError as exc:
+        raise SystemExit(f"lgos-bench handlers: {exc}") from None
+    markdown, data = handlers.write(table, runs, out)
+    say("\n" + handlers.markdown(table))
+    say(f"wrote {markdown} and {data}")
+    return 0
+
+
 def _batches(lines: int, out: Path) -> int:
     results = batches.run(lines, say)
     markdown, data = batches.write(results, out)
@@ -357,6 +373,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.scenario[:1] == ["instructions"]:
         return _instructions(args, args.scenario[1:])
+    if args.scenario[:1] == ["handlers"]:
+        return _handlers(args.requests or HANDLER_RUNS, args.out)
     if args.scenario[:1] == ["idle"]:
         return _single_mode(
             idle_report,
