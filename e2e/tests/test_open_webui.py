@@ -19,6 +19,7 @@ GRAPHS = (
     "router",
     "server-tools",
     "simple",
+    "structured",
     "web-search",
 )
 

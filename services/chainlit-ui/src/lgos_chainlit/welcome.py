@@ -50,6 +50,11 @@ DEMO_GUIDES: dict[str, GraphGuide] = {
         hint="Attach a CSV file with the paperclip and ask for a chart of it.",
     ),
     "router": GraphGuide(prompts=("How are files stored?",)),
+    "structured": GraphGuide(
+        prompts=("Tell me about LGOS.",),
+        hint="Its options (temperature, a JSON schema) come from API clients; "
+        "here it answers as plain text.",
+    ),
     "interrupts": GraphGuide(
         prompts=("Refund order 4201, it arrived broken",),
         hint="It stops to ask whether to approve the refund: answer with the buttons.",
