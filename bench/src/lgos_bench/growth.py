@@ -30,7 +30,7 @@ import psycopg
 
 from lgos_bench.figures import percentile
 from lgos_bench.fleet import Log, fleet_folder, postgres_database, set_up
-from lgos_bench.growth_data import Sizes, build, table_sizes
+from lgos_bench.growth_data import Shape, Sizes, build, table_sizes
 from lgos_bench.growth_ops import Operation, close_subject, open_subject, operations
 from lgos_bench.growth_sweep import sweep
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
@@ -63,6 +63,10 @@ def _create(url: str, name: str, log: Log) -> str:
     set_up(made)
     log(f"database {name}: lgos db-setup done")
     return made
+
+
+def _shape(side: str, sizes: Sizes) -> Shape:
+    return Shape.grown(sizes) if side == "grown" else Shape.empty(sizes)
 
 
 def _library() -> str:
@@ -123,9 +127,7 @@ async def _measure(
     urls: dict[str, str], plan: Plan, log: Log
 ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     sides = {
-        name: await open_subject(
-            url, plan.sizes if name == "grown" else plan.sizes.empty()
-        )
+        name: await open_subject(url, _shape(name, plan.sizes))
         for name, url in urls.items()
     }
     try:
@@ -173,9 +175,9 @@ def run(log: Log, plan: Plan, *, logs: Path | None = None) -> dict[str, Any]:
             name: _create(db.url, f"lgos_{name}", log) for name in ("empty", "grown")
         }
         log("building the empty database")
-        build(urls["empty"], plan.sizes.empty(), log)
+        build(urls["empty"], _shape("empty", plan.sizes), log)
         log("building the grown database")
-        built = build(urls["grown"], plan.sizes, log)
+        built = build(urls["grown"], _shape("grown", plan.sizes), log)
         tables = {name: table_sizes(url) for name, url in urls.items()}
         figures, swept = asyncio.run(_measure(urls, plan, log))
     return {

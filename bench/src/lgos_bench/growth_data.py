@@ -12,20 +12,21 @@ Conversation's items are spread over the table as they would be, not packed
 together.
 
 Every id is a function of what it names (tenant, chain, turn ...), so the
-empty database (``Sizes.empty``: the subject's own rows and nothing else)
-and the grown one hold the same subject: the same chain, Conversation and
-batches of ``tenant-0``, which the operations measured read.
+empty database (``Shape.empty``: the subject's own rows, nothing else but
+one job of each tenant and kind) and the grown one hold the same subject:
+the same chain, Conversation and batches of ``tenant-0``, which the
+operations measured read.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
+from psycopg.types.numeric import Int8
 
 Log = Callable[[str], None]
 
@@ -68,16 +69,58 @@ class Sizes:
         if self.batches < 5 * self.tenants:
             raise ValueError("batches: at least 5 per tenant")
 
-    def empty(self) -> Sizes:
-        """The subject's own rows only: one chain, one Conversation, the
-        subject tenant's batches; no waiting job."""
-        return dataclasses.replace(
-            self,
-            responses=self.chain,
-            tenants=1,
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What ``build`` writes: the rows of ``Sizes``, or the subject's own."""
+
+    chains: int
+    chain: int
+    tenants: int
+    conversations: int
+    items: int
+    batch_tenants: int
+    """Tenants given batches (the first ones)."""
+    batches_per_tenant: int
+    interactive_per_tenant: int
+    lines: int
+    """Waiting batch lines, over every tenant."""
+    lines_per_batch: int
+
+    @classmethod
+    def grown(cls, sizes: Sizes) -> Shape:
+        interactive = min(INTERACTIVE_PER_TENANT, sizes.jobs // (2 * sizes.tenants))
+        return cls(
+            chains=sizes.responses // sizes.chain,
+            chain=sizes.chain,
+            tenants=sizes.tenants,
+            conversations=sizes.conversations,
+            items=sizes.items,
+            batch_tenants=sizes.tenants,
+            batches_per_tenant=sizes.batches // sizes.tenants,
+            interactive_per_tenant=interactive,
+            lines=sizes.jobs - interactive * sizes.tenants,
+            lines_per_batch=50,
+        )
+
+    @classmethod
+    def empty(cls, sizes: Sizes) -> Shape:
+        """The subject's own rows: one chain, one Conversation, the subject
+        tenant's batches. The queue keeps its shape with one job of each
+        tenant and kind: the fetch visits each (tenant, kind) waiting once
+        by design, so its cost grows with them, and what is asked here is
+        whether it grows with the jobs."""
+        return cls(
+            chains=1,
+            chain=sizes.chain,
+            tenants=sizes.tenants,
             conversations=1,
-            jobs=0,
-            batches=self.batches // self.tenants,
+            items=sizes.items,
+            batch_tenants=1,
+            batches_per_tenant=sizes.batches // sizes.tenants,
+            interactive_per_tenant=1 if sizes.jobs else 0,
+            lines=sizes.tenants if sizes.jobs else 0,
+            lines_per_batch=1,
         )
 
 
@@ -190,10 +233,9 @@ k %% conversations."""
 _BATCHES = """
 INSERT INTO lgos_batches (id, scope, batch, ending, chunks, next_chunk,
     completed, input_tokens, output_tokens)
-SELECT 'batch_' || md5('b' || (k %% %(tenants)s) || ':' || (k / %(tenants)s)),
-    'tenant-' || (k %% %(tenants)s),
+SELECT 'batch_' || md5('b' || t || ':' || j), 'tenant-' || t,
     jsonb_build_object(
-        'id', 'batch_' || md5('b' || (k %% %(tenants)s) || ':' || (k / %(tenants)s)),
+        'id', 'batch_' || md5('b' || t || ':' || j),
         'object', 'batch', 'endpoint', '/v1/responses', 'errors', NULL,
         'input_file_id', 'file-' || md5('f' || k), 'completion_window', '24h',
         'status', 'completed', 'output_file_id', 'file-' || md5('g' || k),
@@ -204,8 +246,10 @@ SELECT 'batch_' || md5('b' || (k %% %(tenants)s) || ':' || (k / %(tenants)s)),
         'cancelled_at', NULL, 'request_counts', jsonb_build_object('total', 100),
         'metadata', '{}'::jsonb, 'model', 'bench-plain'),
     'completed', 4, 4, 100, 4000, 4800
-FROM generate_series(0, %(batches)s - 1) AS k
+FROM generate_series(0, %(batch_tenants)s * %(batches_per_tenant)s - 1) AS k,
+    LATERAL (SELECT k %% %(batch_tenants)s AS t, k / %(batch_tenants)s AS j) AS place
 """
+"""Batch j of tenant t: the same ids in the empty database and the grown."""
 
 _INTERACTIVE = """
 WITH queued AS (
@@ -233,13 +277,16 @@ _LINES = """
 INSERT INTO procrastinate_jobs
     (queue_name, task_name, priority, lock, queueing_lock, args)
 SELECT 'lgos_background', 'lgos.run_batch_step', 0,
-    'batch_' || md5('w' || (k / 50)) || '/' || (k %% 50),
-    'chunk:batch_' || md5('w' || (k / 50)) || '/' || (k %% 50),
-    jsonb_build_object('kind', 'chunk', 'batch_id', 'batch_' || md5('w' || (k / 50)),
-        'chunk', k %% 50, 'lgos_tenant', 'tenant-' || ((k / 50) %% %(tenants)s))
-FROM generate_series(0, %(lines)s - 1) AS k
+    'batch_' || md5('w' || b) || '/' || chunk,
+    'chunk:batch_' || md5('w' || b) || '/' || chunk,
+    jsonb_build_object('kind', 'chunk', 'batch_id', 'batch_' || md5('w' || b),
+        'chunk', chunk, 'lgos_tenant', 'tenant-' || (b %% %(tenants)s))
+FROM generate_series(0, %(lines)s - 1) AS k,
+    LATERAL (SELECT k / %(lines_per_batch)s AS b,
+        k %% %(lines_per_batch)s AS chunk) AS place
 """
-"""Batch chunks waiting, fifty per batch, the batches over the tenants."""
+"""Batch chunks waiting, ``lines_per_batch`` per batch, the batches over
+the tenants."""
 
 _RUNNING = """
 WITH worker AS (
@@ -266,21 +313,21 @@ _TABLES = (
 )
 
 
-def build(url: str, sizes: Sizes, log: Log) -> dict[str, float]:
-    """Write ``sizes``' rows into the (set up, empty) database at ``url``,
+def build(url: str, shape: Shape, log: Log) -> dict[str, float]:
+    """Write ``shape``'s rows into the (set up, empty) database at ``url``,
     then vacuum and analyse it as autovacuum would have; seconds per part."""
-    chains = max(1, sizes.responses // sizes.chain)
-    interactive = min(sizes.jobs, INTERACTIVE_PER_TENANT * sizes.tenants)
     params: dict[str, Any] = {
-        "responses": chains * sizes.chain,
-        "chains": chains,
-        "tenants": sizes.tenants,
-        "conversations": sizes.conversations,
-        "items": sizes.items,
-        "batches": sizes.batches,
-        "interactive": interactive,
-        "lines": sizes.jobs - interactive,
-        "running": RUNNING_JOBS if sizes.jobs else 0,
+        "responses": shape.chains * shape.chain,
+        "chains": shape.chains,
+        "tenants": shape.tenants,
+        "conversations": shape.conversations,
+        "items": shape.items,
+        "batch_tenants": shape.batch_tenants,
+        "batches_per_tenant": shape.batches_per_tenant,
+        "interactive": shape.interactive_per_tenant * shape.tenants,
+        "lines": shape.lines,
+        "lines_per_batch": shape.lines_per_batch,
+        "running": RUNNING_JOBS if shape.lines else 0,
     }
     parts = [
         ("responses", _RESPONSES),
@@ -292,6 +339,9 @@ def build(url: str, sizes: Sizes, log: Log) -> dict[str, float]:
         ("batch lines", _LINES),
         ("running jobs", _RUNNING),
     ]
+    # bigint, all of them: psycopg would send small numbers as smallint,
+    # and their products overflow it.
+    params = {name: Int8(value) for name, value in params.items()}
     seconds: dict[str, float] = {}
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute("SET synchronous_commit = off")

@@ -28,7 +28,7 @@ from langgraph_openai_serve.openai.responses.background.task import (
 from langgraph_openai_serve.openai.responses.input_items import items_page, used_items
 from langgraph_openai_serve.responses.protocol import BackgroundJob
 
-from lgos_bench.growth_data import SUBJECT, Sizes, conversation_id, response_id
+from lgos_bench.growth_data import SUBJECT, Shape, conversation_id, response_id
 
 TENANT_LIMIT = 128
 """``LGOS_TENANT_MAX_BACKGROUND``'s default: a submit counts the tenant's
@@ -90,7 +90,7 @@ def _no_retry(error: BaseException, attempts: int, args: dict[str, Any]) -> None
     return None
 
 
-async def open_subject(url: str, sizes: Sizes) -> Subject:
+async def open_subject(url: str, shape: Shape) -> Subject:
     """A backend on ``url`` (its queue open, a worker registered) and the
     subject's ids and cursors, read from the database."""
     backend = PostgresBackend(url, timeout=None)
@@ -98,7 +98,7 @@ async def open_subject(url: str, sizes: Sizes) -> Subject:
     await backend.jobs.open()
     manager = backend.jobs.app.job_manager  # type: ignore[attr-defined]
     subject = Subject(backend, worker_id=await manager.register_worker())
-    subject.response = response_id(0, sizes.chain - 1)
+    subject.response = response_id(0, shape.chain - 1)
     chain = await backend.responses.chain(subject.response, SUBJECT)
     if chain is None:
         raise RuntimeError(f"the subject Response {subject.response} is missing")
@@ -114,7 +114,7 @@ async def open_subject(url: str, sizes: Sizes) -> Subject:
         cursor = await conn.execute(
             "SELECT id FROM lgos_batches WHERE scope = %s "
             "ORDER BY id DESC OFFSET %s LIMIT 1",
-            (SUBJECT, (sizes.batches // sizes.tenants) * 4 // 5),
+            (SUBJECT, shape.batches_per_tenant * 4 // 5),
         )
         row = await cursor.fetchone()
     if row is None:
