@@ -195,7 +195,9 @@ def _parser() -> argparse.ArgumentParser:
         default=FAIRSHARE.burst_rounds,
         help="unloaded and over-the-limit bursts, each (10)",
     )
-    grown = parser.add_argument_group("lgos-bench growth (--logs too)")
+    grown = parser.add_argument_group(
+        "lgos-bench growth (--steady: seconds of submits before the sweep)"
+    )
     grown.add_argument(
         "--responses",
         type=int,
@@ -381,7 +383,12 @@ def _growth(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             batches=args.batches,
         )
-        plan = growth.Plan(sizes=sizes, tries=args.tries, sweep=not args.no_sweep)
+        plan = growth.Plan(
+            sizes=sizes,
+            tries=args.tries,
+            sweep=not args.no_sweep,
+            alone_s=args.steady,
+        )
     except ValueError as exc:
         raise SystemExit(f"lgos-bench growth: {exc}") from None
     results = growth.run(say, plan, logs=args.logs)

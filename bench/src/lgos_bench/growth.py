@@ -48,6 +48,8 @@ class Plan:
     tries: int = TRIES
     sweep: bool = True
     """Run the retention sweep phase (it empties the grown database)."""
+    alone_s: float = 10.0
+    """Seconds of submits before the sweep starts (the reference)."""
 
 
 def _database(url: str, name: str) -> str:
@@ -137,7 +139,8 @@ async def _measure(
             {"empty": [], "grown": []} for _ in range(count)
         ]
         log(f"timing {count} operations, {plan.tries} tries each side, alternated")
-        for attempt in range(WARMUP + plan.tries):
+        warmup = min(WARMUP, plan.tries)
+        for attempt in range(warmup + plan.tries):
             order = ("empty", "grown") if attempt % 2 == 0 else ("grown", "empty")
             for index in range(count):
                 for side in order:
@@ -147,7 +150,7 @@ async def _measure(
                     took = time.perf_counter() - began
                     if steps.undo is not None:
                         await steps.undo()
-                    if attempt >= WARMUP:
+                    if attempt >= warmup:
                         times[index][side].append(took)
             if attempt and attempt % 100 == 0:
                 log(f"  {attempt} tries")
@@ -156,7 +159,9 @@ async def _measure(
             for index, operation in enumerate(listed["empty"])
         ]
         swept = (
-            await sweep(urls["grown"], sides["grown"], plan.sizes, log)
+            await sweep(
+                urls["grown"], sides["grown"], plan.sizes, log, alone_s=plan.alone_s
+            )
             if plan.sweep
             else None
         )
@@ -171,9 +176,8 @@ def run(log: Log, plan: Plan, *, logs: Path | None = None) -> dict[str, Any]:
     sweep; the results."""
     began = time.monotonic()
     with fleet_folder(logs, "growth") as folder, postgres_database(folder, log) as db:
-        urls = {
-            name: _create(db.url, f"lgos_{name}", log) for name in ("empty", "grown")
-        }
+        # The throwaway server's own database (set up) is the empty one.
+        urls = {"empty": db.url, "grown": _create(db.url, "lgos_grown", log)}
         log("building the empty database")
         build(urls["empty"], _shape("empty", plan.sizes), log)
         log("building the grown database")

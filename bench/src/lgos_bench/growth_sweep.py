@@ -34,7 +34,6 @@ from lgos_bench.growth_ops import TENANT_LIMIT, Subject, _message
 
 APPLICATION = "lgos-bench-sweep"
 """The sweep's connections' ``application_name`` (libpq's ``PGAPPNAME``)."""
-BEFORE_SECONDS = 10.0
 SLOW = 1.0
 """A submit this long (seconds) counts as held up."""
 
@@ -135,14 +134,17 @@ async def _longest_transaction(url: str, stop: asyncio.Event) -> float:
     return longest
 
 
-async def sweep(url: str, subject: Subject, sizes: Sizes, log: Any) -> dict[str, Any]:
-    """Submits alone, then beside ``lgos responses-cleanup``; the figures."""
-    log(f"sweep: submits alone for {BEFORE_SECONDS:.0f} s")
+async def sweep(
+    url: str, subject: Subject, sizes: Sizes, log: Any, *, alone_s: float
+) -> dict[str, Any]:
+    """Submits alone for ``alone_s`` seconds, then beside ``lgos
+    responses-cleanup``; the figures."""
+    log(f"sweep: submits alone for {alone_s:.0f} s")
     keys = expired_keys(sizes)
     alone = _Submitter(subject, keys)
     stop = asyncio.Event()
     task = asyncio.create_task(alone.run(stop))
-    await asyncio.sleep(BEFORE_SECONDS)
+    await asyncio.sleep(alone_s)
     stop.set()
     await task
 
