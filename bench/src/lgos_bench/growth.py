@@ -125,6 +125,29 @@ def _figures(operation: Operation, times: dict[str, list[float]]) -> dict[str, A
     }
 
 
+async def _alternated(
+    sides: dict[str, Operation], tries: int
+) -> dict[str, list[float]]:
+    """Seconds of each try of one operation on each side, the sides
+    alternated try by try (empty then grown, grown then empty ...) after a
+    warm-up. One operation at a time: what another leaves in the caches
+    (the queue statistics read the whole queue table) is not this one's."""
+    times: dict[str, list[float]] = {side: [] for side in sides}
+    warmup = min(WARMUP, tries)
+    for attempt in range(warmup + tries):
+        order = ("empty", "grown") if attempt % 2 == 0 else ("grown", "empty")
+        for side in order:
+            steps = await sides[side].steps()
+            began = time.perf_counter()
+            await steps.timed()
+            took = time.perf_counter() - began
+            if steps.undo is not None:
+                await steps.undo()
+            if attempt >= warmup:
+                times[side].append(took)
+    return times
+
+
 async def _measure(
     urls: dict[str, str], plan: Plan, log: Log
 ) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
@@ -134,30 +157,14 @@ async def _measure(
     }
     try:
         listed = {name: operations(subject) for name, subject in sides.items()}
-        count = len(listed["empty"])
-        times: list[dict[str, list[float]]] = [
-            {"empty": [], "grown": []} for _ in range(count)
-        ]
-        log(f"timing {count} operations, {plan.tries} tries each side, alternated")
-        warmup = min(WARMUP, plan.tries)
-        for attempt in range(warmup + plan.tries):
-            order = ("empty", "grown") if attempt % 2 == 0 else ("grown", "empty")
-            for index in range(count):
-                for side in order:
-                    steps = await listed[side][index].steps()
-                    began = time.perf_counter()
-                    await steps.timed()
-                    took = time.perf_counter() - began
-                    if steps.undo is not None:
-                        await steps.undo()
-                    if attempt >= warmup:
-                        times[index][side].append(took)
-            if attempt and attempt % 100 == 0:
-                log(f"  {attempt} tries")
-        figures = [
-            _figures(operation, times[index])
-            for index, operation in enumerate(listed["empty"])
-        ]
+        log(f"timing each operation, {plan.tries} tries on each database, alternated")
+        figures = []
+        for index, operation in enumerate(listed["empty"]):
+            times = await _alternated(
+                {side: listed[side][index] for side in sides}, plan.tries
+            )
+            figures.append(_figures(operation, times))
+            log(f"  {operation.name}: {figures[-1]['ratio']:.2f}x")
         swept = (
             await sweep(
                 urls["grown"], sides["grown"], plan.sizes, log, alone_s=plan.alone_s
