@@ -366,7 +366,7 @@ def build(url: str, shape: Shape, log: Log) -> dict[str, float]:
         conn.execute("SET maintenance_work_mem = '256MB'")
         for name, statement in parts:
             began = time.monotonic()
-            conn.execute(statement, params)  # type: ignore[arg-type]
+            conn.execute(statement, params)
             seconds[name] = time.monotonic() - began
             log(f"  {name}: {seconds[name]:.1f} s")
         began = time.monotonic()

@@ -20,6 +20,7 @@ from typing import Any
 
 from langgraph_openai_serve.backends.postgres import PostgresBackend
 from langgraph_openai_serve.backends.postgres.fair_fetch import QUEUE
+from langgraph_openai_serve.backends.postgres.queue import ProcrastinateQueue
 from langgraph_openai_serve.jobs.protocol import Task
 from langgraph_openai_serve.openai.responses.background.task import (
     TASK_NAME,
@@ -94,9 +95,11 @@ async def open_subject(url: str, shape: Shape) -> Subject:
     """A backend on ``url`` (its queue open, a worker registered) and the
     subject's ids and cursors, read from the database."""
     backend = PostgresBackend(url, timeout=None)
-    backend.jobs.register(Task(TASK_NAME, _noop, _no_retry))
-    await backend.jobs.open()
-    manager = backend.jobs.app.job_manager  # type: ignore[attr-defined]
+    queue = backend.jobs
+    assert isinstance(queue, ProcrastinateQueue)
+    queue.register(Task(TASK_NAME, _noop, _no_retry))
+    await queue.open()
+    manager = queue.app.job_manager
     subject = Subject(backend, worker_id=await manager.register_worker())
     subject.response = response_id(0, shape.chain - 1)
     chain = await backend.responses.chain(subject.response, SUBJECT)

@@ -343,9 +343,6 @@ async def test_every_statement_of_the_growing_paths_reads_through_an_index(plann
         assert plans.seen, f"{name}: no plan reported"
         if found := plans.scans(partial):
             scans[name] = found
-            for plan in plans.seen:
-                if "Seq Scan" in json.dumps(plan):
-                    print(json.dumps(plan["Plan"], indent=1))
 
     assert scans == {}
 

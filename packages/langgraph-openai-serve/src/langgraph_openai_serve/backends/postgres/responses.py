@@ -468,7 +468,7 @@ class PostgresResponseStore:
         # Idempotency-Key waits for one batch, not the sweep), a sweep cut
         # short keeps what it deleted, and rows another sweep holds are
         # left to it.
-        deleted = 0
+        deleted: int = 0
         since = dt.datetime.min.replace(tzinfo=dt.UTC)
         async with await self._connection(deadline=None) as conn:
             while True:
@@ -482,8 +482,9 @@ class PostgresResponseStore:
                     },
                 )
                 row = await cursor.fetchone()
-                deleted += row["deleted"]
-                if row["deleted"] < self.sweep_batch:
+                batch = int(row["deleted"])
+                deleted += batch
+                if batch < self.sweep_batch:
                     return deleted
                 since = row["reached"]
 
