@@ -65,9 +65,9 @@ logger = logging.getLogger("langgraph_openai_serve")
 FOLLOW_RETRY_SECONDS = 1.0
 """How often a follower reads again while the database is away."""
 SWEEP_BATCH = 1000
-"""Expired Responses the retention sweep deletes per transaction: about
-50 ms of work each (with their events), so no lock it takes is held
-longer."""
+"""Expired Responses the retention sweep deletes per transaction: 34 ms of
+work on average with their events, 0.44 s at worst (``lgos-bench
+growth``, a million expired), so no row it takes is held longer."""
 
 _dumps = to_json
 """JSON for the columns: pydantic-core's encoder writes compact UTF-8 in one
