@@ -1,4 +1,4 @@
-"""``lgos-bench inprocess``: two apps alternated in this process.
+"""``lgos-bench inprocess``: two or three apps alternated in this process.
 
 No timing threshold is asserted (a loaded CI machine's figures mean
 nothing); what must hold is the arithmetic of the spread, that each side is
@@ -16,7 +16,14 @@ from pathlib import Path
 
 import pytest
 from lgos_bench.alternate import Batches, alternate, ratio_spread
-from lgos_bench.compare import DEFAULT_KEYS, Side, started
+from lgos_bench.compare import (
+    DEFAULT_KEYS,
+    DEFAULT_SIDES,
+    Side,
+    parse_sides,
+    started,
+    targets,
+)
 from lgos_bench.workload import Workload
 
 
@@ -71,7 +78,8 @@ def test_a_side_names_lgos_settings_by_their_environment_names() -> None:
         ("lgos:LGOS_RESPONSE_STOR=memory", "LGOS_RESPONSE_STOR is not an LGOS setting"),
         ("lgos:RESPONSE_STORE=memory", "expected LGOS_NAME=value"),
         ("baseline:LGOS_RESPONSE_STORE=memory", "the baseline takes no settings"),
-        ("fastapi", "a side is 'baseline', 'lgos'"),
+        ("fastapi", "a side is 'baseline', 'baseline-usage', 'lgos'"),
+        ("baseline-usage:LGOS_X=1", "the baseline takes no settings"),
     ],
 )
 def test_a_misspelt_side_is_refused_with_the_reason(text: str, says: str) -> None:
@@ -97,6 +105,28 @@ def _openai_state(app):  # type: ignore[no-untyped-def]
     return mount.app.state.lgos
 
 
+def test_two_sides_or_a_reference_and_two_are_accepted() -> None:
+    assert [s.app for s in parse_sides(("baseline-usage", "lgos"))] == [
+        "baseline-usage",
+        "lgos",
+    ]
+    assert len(parse_sides(DEFAULT_SIDES)) == 3
+    with pytest.raises(ValueError, match="two sides"):
+        parse_sides(("lgos",))
+
+
+def test_lgos_is_judged_against_the_same_work_baseline_streamed_or_not() -> None:
+    meta = {"a": "baseline-usage", "b": "lgos", "concurrency": 1}
+    rows = [
+        {"key": "chat/json/plain", "stream": False, "ratio": {"ratio": 1.04}},
+        {"key": "chat/stream/plain", "stream": True, "ratio": {"ratio": 1.01}},
+    ]
+
+    judged = targets(meta, rows, None)
+
+    assert [(t["limit"], t["met"]) for t in judged] == [(1.05, True), (1.0, False)]
+
+
 def test_a_quick_run_reports_every_scenario_and_the_targets(tmp_path: Path) -> None:
     command = [sys.executable, "-m", "lgos_bench", "inprocess", "--quick"]
     subprocess.run(
@@ -112,12 +142,10 @@ def test_a_quick_run_reports_every_scenario_and_the_targets(tmp_path: Path) -> N
     for row in results["rows"]:
         assert row["a_cpu_ms"] > 0
         assert row["b_cpu_ms"] > 0
-        spread = row["ratio"]
-        assert spread["ci_low"] <= spread["ratio"] <= spread["ci_high"]
-    assert [t["scenario"] for t in results["targets"]] == [
-        "chat/json/plain",
-        "responses/json/plain",
-    ]
+        assert row["reference"]["cpu_ms"] > 0
+        for spread in (row["ratio"], row["reference"]["ratio"]):
+            assert spread["ci_low"] <= spread["ratio"] <= spread["ci_high"]
+    assert [t["scenario"] for t in results["targets"]] == list(DEFAULT_KEYS)
     text = markdown.read_text()
-    assert "B = `lgos` against A = `baseline`" in text
+    assert "B = `lgos` against A = `baseline-usage` and R = `baseline`" in text
     assert "| chat/json/plain |" in text

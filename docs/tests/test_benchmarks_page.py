@@ -86,17 +86,67 @@ def test_the_quoted_store_costs_match_the_named_run():
         assert quoted in PAGE, quoted
 
 
-def test_the_store_table_in_process_quotes_the_named_runs():
+STORE_ON = "lgos:LGOS_RESPONSE_STORE=postgres"
+
+
+def _run(row: str, mode: str) -> dict[str, Any]:
+    (run,) = re.findall(rf"`bench/results/([0-9-]+-{mode})`", row)
+    return json.loads((ROOT / "bench" / "results" / f"{run}.json").read_text())
+
+
+def test_the_store_tables_in_process_quote_the_named_runs():
     rows = [line for line in PAGE.splitlines() if "-inprocess` |" in line]
 
-    assert len(rows) == 2  # before and after shared statements
+    # Before and after shared statements; then issue 48's, before and after
+    # at concurrency 8 and 1.
+    assert len(rows) == 6
     for row in rows:
-        (run,) = re.findall(r"`bench/results/([0-9-]+-inprocess)`", row)
-        report = json.loads((ROOT / "bench" / "results" / f"{run}.json").read_text())
-        assert report["meta"]["concurrency"] == 8
-        assert report["meta"]["b"] == "lgos:LGOS_RESPONSE_STORE=postgres"
+        report = _run(row, "inprocess")
+        meta = report["meta"]
+        assert (meta["a"], meta["b"]) == ("lgos", STORE_ON)
         ratios = [f"{r['ratio']['ratio']:.3f}×" for r in report["rows"]]
         assert row.endswith(f"| {ratios[0]} | {ratios[1]} |"), row
+        if row.startswith("| in process |"):
+            assert row.startswith(f"| in process | {meta['concurrency']} |"), row
+            assert f"| `{meta['lgos_revision']}` |" in row
+        else:
+            assert meta["concurrency"] == 8
+
+
+def _counts(report: dict[str, Any]) -> dict[tuple[str, str], int]:
+    return {
+        (count["key"], count["side"]): count["per_request"]
+        for count in report["counts"]
+    }
+
+
+def test_the_quoted_instruction_counts_match_the_named_runs():
+    rows = [line for line in PAGE.splitlines() if "-instructions` |" in line]
+
+    assert len(rows) == 12  # 8 against the baselines, 4 of kept Responses
+    for row in rows:
+        report = _run(row, "instructions")
+        counts = _counts(report)
+        assert f"| `{report['meta']['lgos_revision']}` |" in row
+        if row.startswith("| instructions |"):
+            (concurrency,) = {c["concurrency"] for c in report["counts"]}
+            assert row.startswith(f"| instructions | {concurrency} |"), row
+            ratios = [
+                counts[(key, STORE_ON)] / counts[(key, "lgos")]
+                for key in ("responses/json/plain", "responses/stream/plain")
+            ]
+            assert row.endswith(f"| {ratios[0]:.3f}× | {ratios[1]:.3f}× |"), row
+            continue
+        key = row.split("|")[1].strip()
+        plain, same, lgos = (
+            counts[(key, side)] for side in ("baseline", "baseline-usage", "lgos")
+        )
+        limit = 1.0 if "/stream/" in key else 1.05
+        met = "yes" if lgos / same <= limit else "no"
+        assert row.endswith(
+            f"| {plain:,} | {same:,} | {lgos:,} | {lgos / same:.3f}× "
+            f"| {limit:.2f}× | {met} |"
+        ), row
 
 
 def _mib(kib: int) -> int:

@@ -37,7 +37,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 
-Call = Callable[[], Awaitable[None]]
+Call = Callable[[], Awaitable[object]]
 
 BOOTSTRAP_SAMPLES = 1000
 BLOCKS = 10
@@ -62,7 +62,8 @@ class Batches:
         return 1000 * sum(self.wall) / len(self.wall)
 
 
-async def _batch(call: Call, size: int, concurrency: int) -> None:
+async def serve_batch(call: Call, size: int, concurrency: int) -> None:
+    """``size`` calls, ``concurrency`` of them at a time."""
     if concurrency <= 1:
         for _ in range(size):
             await call()
@@ -91,7 +92,7 @@ async def alternate(
     """``rounds`` batches of each call, the order flipped every round."""
     names = list(calls)
     for name in names:
-        await _batch(calls[name], warmup, concurrency)
+        await serve_batch(calls[name], warmup, concurrency)
     cpu: dict[str, list[float]] = {name: [] for name in names}
     wall: dict[str, list[float]] = {name: [] for name in names}
     clock, cpu_clock = time.perf_counter, time.process_time
@@ -103,7 +104,7 @@ async def alternate(
         for round_ in range(rounds):
             for name in names if round_ % 2 == 0 else names[::-1]:
                 cpu0, wall0 = cpu_clock(), clock()
-                await _batch(calls[name], batch, concurrency)
+                await serve_batch(calls[name], batch, concurrency)
                 collect()
                 wall[name].append((clock() - wall0) / batch)
                 cpu[name].append((cpu_clock() - cpu0) / batch)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from langchain_core.messages import AIMessage, AIMessageChunk
+from langchain_core.runnables import RunnableConfig
 
 from lgos_bench.workload import AnyGraph
 
@@ -25,9 +26,18 @@ _MODES_CHAT: Any = ["messages", "values"]
 _MODES_STATUS: Any = ["messages", "values", "custom"]
 _DELTA_TYPE = '{"type":"response.output_text.delta",'
 
+UsageOf = Callable[[AIMessage], Mapping[str, Any] | None]
+"""Where an answer's usage comes from: its final message (the plain
+baseline) or a usage handler over every model call (the same-work one)."""
 
-def _usage_chat(message: AIMessage) -> dict[str, Any]:
-    usage: Any = message.usage_metadata or {}
+
+def message_usage(message: AIMessage) -> Mapping[str, Any] | None:
+    """The final message's own usage: the last model call's only."""
+    return message.usage_metadata
+
+
+def _usage_chat(usage: Any) -> dict[str, Any]:
+    usage = usage or {}
     return {
         "prompt_tokens": usage.get("input_tokens", 0),
         "completion_tokens": usage.get("output_tokens", 0),
@@ -37,8 +47,8 @@ def _usage_chat(message: AIMessage) -> dict[str, Any]:
     }
 
 
-def _usage_responses(message: AIMessage) -> dict[str, Any]:
-    usage: Any = message.usage_metadata or {}
+def _usage_responses(usage: Any) -> dict[str, Any]:
+    usage = usage or {}
     return {
         "input_tokens": usage.get("input_tokens", 0),
         "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
@@ -87,7 +97,9 @@ def _calls(message: AIMessage) -> list[tuple[str, str, str]]:
 # -- Chat Completions ---------------------------------------------------------
 
 
-def chat_completion(model: str, message: AIMessage) -> dict[str, Any]:
+def chat_completion(
+    model: str, message: AIMessage, usage: Mapping[str, Any] | None
+) -> dict[str, Any]:
     calls = _calls(message)
     body: dict[str, Any] = {"role": "assistant", "content": message.text or None}
     body["refusal"] = None
@@ -112,12 +124,17 @@ def chat_completion(model: str, message: AIMessage) -> dict[str, Any]:
                 "logprobs": None,
             }
         ],
-        "usage": _usage_chat(message),
+        "usage": _usage_chat(usage),
     }
 
 
 async def chat_stream(
-    graph: AnyGraph, inputs: dict[str, Any], model: str, include_usage: bool
+    graph: AnyGraph,
+    inputs: dict[str, Any],
+    model: str,
+    include_usage: bool,
+    config: RunnableConfig | None = None,
+    usage_of: UsageOf = message_usage,
 ) -> AsyncIterator[str]:
     envelope = (
         f'data: {{"id":"chatcmpl-{uuid.uuid4().hex}",'
@@ -128,7 +145,7 @@ async def chat_stream(
     role = '"delta":{"role":"assistant","content":""}'
     yield f'{head}{{"index":0,{role},"finish_reason":null}}]}}\n\n'
     final: Any = None
-    parts: AsyncIterator[Any] = graph.astream(inputs, stream_mode=_MODES_CHAT)
+    parts: AsyncIterator[Any] = graph.astream(inputs, config, stream_mode=_MODES_CHAT)
     async for mode, data in parts:
         if mode == "values":
             final = data
@@ -156,7 +173,7 @@ async def chat_stream(
     reason = "tool_calls" if calls else "stop"
     yield f'{head}{{"index":0,"delta":{delta},"finish_reason":"{reason}"}}]}}\n\n'
     if include_usage:
-        usage = dumps(_usage_chat(message))
+        usage = dumps(_usage_chat(usage_of(message)))
         yield f'{envelope}"choices":[],"usage":{usage}}}\n\n'
     yield "data: [DONE]\n\n"
 
@@ -306,6 +323,8 @@ async def responses_stream(
     model: str,
     tools: list[Any],
     statuses: bool,
+    config: RunnableConfig | None = None,
+    usage_of: UsageOf = message_usage,
 ) -> AsyncIterator[str]:
     rid, created = f"resp_{uuid.uuid4().hex}", int(time.time())
     ev = _Events()
@@ -316,7 +335,7 @@ async def responses_stream(
     prefix = ""
     final: Any = None
     modes = _MODES_STATUS if statuses else _MODES_CHAT
-    parts: AsyncIterator[Any] = graph.astream(inputs, stream_mode=modes)
+    parts: AsyncIterator[Any] = graph.astream(inputs, config, stream_mode=modes)
     async for mode, data in parts:
         if mode == "values":
             final = data
@@ -362,13 +381,16 @@ async def responses_stream(
             {**where, "name": call["name"], "arguments": call["arguments"]},
         )
         frames += ev("response.output_item.done", {"output_index": index, "item": call})
-    usage = _usage_responses(message)
+    usage = _usage_responses(usage_of(message))
     done = response_object(rid, created, model, "completed", ev.output, usage, tools)
     yield frames + ev("response.completed", {"response": done})
 
 
 def response_completed(
-    model: str, message: AIMessage, tools: list[Any]
+    model: str,
+    message: AIMessage,
+    tools: list[Any],
+    usage: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     return response_object(
         f"resp_{uuid.uuid4().hex}",
@@ -376,6 +398,6 @@ def response_completed(
         model,
         "completed",
         output_items(message),
-        _usage_responses(message),
+        _usage_responses(usage),
         tools,
     )

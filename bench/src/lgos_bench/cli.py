@@ -4,9 +4,13 @@ lgos-bench                 full run (a few minutes)
 lgos-bench --quick         one concurrency, few requests (under a minute)
 lgos-bench --profile       full run, then py-spy where LGOS missed a target
 lgos-bench profile responses/stream/plain/c8
-lgos-bench inprocess       CPU per request in process, baseline and LGOS alternated
+lgos-bench inprocess       CPU per request in process: LGOS, the same-work
+                           baseline and the plain one alternated
 lgos-bench inprocess --compare lgos:LGOS_X=a lgos:LGOS_X=b   two LGOS settings
-lgos-bench instructions    instructions per request under callgrind, both apps
+lgos-bench instructions    instructions per request under callgrind: the plain
+                           baseline, the same-work baseline and LGOS
+lgos-bench handlers        what counting usage costs the graph alone, by how the
+                           handler is attached (callgrind)
 lgos-bench idle            memory per idle open stream, baseline and LGOS
 lgos-bench background      submit-to-first-event latency of background Responses
 lgos-bench store           server CPU per request with the response store off and on
@@ -29,7 +33,9 @@ import argparse
 import dataclasses
 import os
 import sys
+import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +45,7 @@ from lgos_bench import (
     compare,
     fairshare,
     growth,
+    handlers,
     idle_report,
     outage,
     report,
@@ -46,8 +53,10 @@ from lgos_bench import (
     scale_report,
     store,
 )
+from lgos_bench.fleet import postgres_database
 from lgos_bench.instructions import ALL_SCENARIOS, count_all
 from lgos_bench.instructions import markdown as instructions_markdown
+from lgos_bench.instructions import write as write_instructions
 from lgos_bench.procstat import available_cores
 from lgos_bench.profile import compare_markdown, profile_server
 from lgos_bench.scenarios import FULL, QUICK, Api, Plan, Scenario
@@ -61,6 +70,7 @@ FAIRSHARE = fairshare.Plan()
 """lgos-bench fairshare's defaults."""
 GROWTH = growth.Plan()
 """lgos-bench growth's defaults."""
+HANDLER_RUNS = 40
 
 
 def say(text: str) -> None:
@@ -83,14 +93,19 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="profile LGOS and the baseline with py-spy where a CPU target is missed",
     )
-    inprocess = parser.add_argument_group("lgos-bench inprocess")
+    inprocess = parser.add_argument_group("lgos-bench inprocess and instructions")
     inprocess.add_argument(
         "--compare",
         nargs=2,
         metavar=("A", "B"),
-        default=("baseline", "lgos"),
-        help="the two sides, B reported against A: baseline, lgos or "
-        "lgos:LGOS_NAME=value[,LGOS_NAME=value] (default: baseline lgos)",
+        help="the two sides, B reported against A: baseline, baseline-usage, "
+        "lgos or lgos:LGOS_NAME=value[,LGOS_NAME=value] (default: "
+        "baseline-usage lgos, with --reference baseline)",
+    )
+    inprocess.add_argument(
+        "--reference",
+        metavar="R",
+        help="a third side alternated with A and B, B also reported against it",
     )
     inprocess.add_argument("--rounds", type=int, help="alternated rounds")
     inprocess.add_argument(
@@ -276,20 +291,55 @@ def profile_pair(key: str, config: RunConfig) -> dict[str, Any]:
     }
 
 
-def _instructions(requests: int, keys: list[str]) -> int:
-    say(f"callgrind: {requests} in-process requests per app and scenario")
+def _instructions(args: argparse.Namespace, keys: list[str]) -> int:
+    requests = args.requests or INSTRUCTION_REQUESTS
+    say(
+        f"callgrind: {requests} in-process requests per side and scenario, "
+        f"{args.concurrency} at a time"
+    )
     try:
         scenarios = [compare.parse_key(key) for key in keys]
+        sides = compare.parse_sides(tuple(args.compare)) if args.compare else None
     except ValueError as exc:
         raise SystemExit(f"lgos-bench instructions: {exc}") from None
     if any(model != PLAIN for _, _, model in scenarios):
         raise SystemExit("lgos-bench instructions: only the plain graph is counted")
-    try:
-        chosen = tuple((api, stream) for api, stream, _ in scenarios)
-        counts = count_all(requests, say, chosen or ALL_SCENARIOS)
-    except RuntimeError as exc:
-        raise SystemExit(f"lgos-bench instructions: {exc}") from None
+    chosen = tuple((api, stream) for api, stream, _ in scenarios)
+    with ExitStack() as stack:
+        url = None
+        if args.postgres:
+            folder = stack.enter_context(
+                tempfile.TemporaryDirectory(prefix="lgos-bench-")
+            )
+            url = stack.enter_context(postgres_database(Path(folder), say)).url
+        try:
+            counts = count_all(
+                requests,
+                say,
+                chosen or ALL_SCENARIOS,
+                sides=sides,
+                concurrency=args.concurrency,
+                database_url=url,
+            )
+        except RuntimeError as exc:
+            raise SystemExit(f"lgos-bench instructions: {exc}") from None
+    markdown, data = write_instructions(
+        counts, postgres=args.postgres, directory=args.out
+    )
     say("\n" + instructions_markdown(counts))
+    say(f"wrote {markdown} and {data}")
+    return 0
+
+
+def _handlers(runs: int, out: Path) -> int:
+    say(f"callgrind: {runs} runs of the plain graph per way and mode")
+    try:
+        table = handlers.count_all(runs, say)
+    except RuntimeError as exc:
+        raise SystemExit(f"lgos-bench handlers: {exc}") from None
+    markdown, data = handlers.write(table, runs, out)
+    say("\n" + handlers.markdown(table))
+    say(f"wrote {markdown} and {data}")
     return 0
 
 
@@ -410,10 +460,13 @@ def _single_mode(report: Any, config: RunConfig, out: Path, **options: Any) -> i
 
 def _inprocess(args: argparse.Namespace, keys: list[str]) -> int:
     try:
-        sides = (
-            compare.Side.parse(args.compare[0]),
-            compare.Side.parse(args.compare[1]),
-        )
+        if args.compare is None:
+            texts: tuple[str, ...] = compare.DEFAULT_SIDES
+            if args.reference is not None:
+                raise ValueError("--reference needs --compare A B")
+        else:
+            texts = (*((args.reference,) if args.reference else ()), *args.compare)
+        sides = compare.parse_sides(texts)
         for key in keys:
             compare.parse_key(key)
     except ValueError as exc:
@@ -456,7 +509,9 @@ def main(argv: list[str] | None = None) -> int:
         mode="quick" if args.quick else "full",
     )
     if args.scenario[:1] == ["instructions"]:
-        return _instructions(args.requests or INSTRUCTION_REQUESTS, args.scenario[1:])
+        return _instructions(args, args.scenario[1:])
+    if args.scenario[:1] == ["handlers"]:
+        return _handlers(args.requests or HANDLER_RUNS, args.out)
     if args.scenario[:1] == ["idle"]:
         return _single_mode(
             idle_report,

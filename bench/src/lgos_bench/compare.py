@@ -1,14 +1,19 @@
-"""``lgos-bench inprocess``: CPU per request of two apps in this process,
-alternated round by round, with the spread of their ratio.
+"""``lgos-bench inprocess``: CPU per request of two or three apps in this
+process, alternated round by round, with the spread of their ratio.
 
-A side is ``baseline`` (the hand-written app), ``lgos`` (LGOS as the socket
-bench serves it) or ``lgos:LGOS_NAME=value[,LGOS_NAME=value...]``: LGOS built
-with those settings in its environment, as ``lgos serve`` would read them.
-``--compare A B`` reports B against A; the default is ``baseline lgos``, and
-two LGOS sides compare configurations (metrics off against on, the response
-store off against on). Each request is handed straight to the app's ASGI
-callable, as httpx's ASGITransport does, without the client's own cost, so
-the figure is the app's: no socket, no load generator, no uvicorn.
+A side is ``baseline`` (the hand-written app), ``baseline-usage`` (the same
+app counting usage over every model call with LangChain's usage handler, as
+LGOS does: the same-work baseline), ``lgos`` (LGOS as the socket bench
+serves it) or ``lgos:LGOS_NAME=value[,LGOS_NAME=value...]``: LGOS built with
+those settings in its environment, as ``lgos serve`` would read them.
+``--compare A B`` reports B against A; ``--reference R`` also reports B
+against R, alternated in the same rounds. The default is ``--compare
+baseline-usage lgos --reference baseline``: LGOS judged against the
+same-work baseline, the plain one beside it. Two LGOS sides compare
+configurations (metrics off against on, the response store off against
+on). Each request is handed straight to the app's ASGI callable, as
+httpx's ASGITransport does, without the client's own cost, so the figure is
+the app's: no socket, no load generator, no uvicorn.
 ``alternate.py`` says how rounds and the spread are measured.
 """
 
@@ -35,7 +40,7 @@ from lgos_bench.procstat import machine_busy_seconds
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
 from lgos_bench.scenarios import APIS, Api, target
 from lgos_bench.suite import background_cores, library_revision
-from lgos_bench.targets import INPROCESS_JSON_LIMIT
+from lgos_bench.targets import pair_limit
 from lgos_bench.workload import DEFAULT_TOKENS, Workload
 
 Log = Callable[[str], None]
@@ -43,6 +48,8 @@ Log = Callable[[str], None]
 ROUNDS = 1000
 """Alternations per scenario; each side serves ``concurrency`` requests in each."""
 QUICK_ROUNDS = 40
+DEFAULT_SIDES = ("baseline", "baseline-usage", "lgos")
+"""The plain baseline (reference), the same-work baseline (A) and LGOS (B)."""
 DEFAULT_KEYS = tuple(
     f"{api}/{mode}/plain" for api in APIS for mode in ("json", "stream")
 )
@@ -66,14 +73,18 @@ class Side:
 
     @classmethod
     def parse(cls, text: str) -> Side:
-        """``baseline``, ``lgos`` or ``lgos:LGOS_A=x,LGOS_B=y``."""
+        """``baseline``, ``baseline-usage``, ``lgos`` or
+        ``lgos:LGOS_A=x,LGOS_B=y``."""
         app, _, settings = text.partition(":")
         if app not in APPS:
-            raise ValueError(f"{text!r}: a side is 'baseline', 'lgos' or 'lgos:...'")
+            raise ValueError(
+                f"{text!r}: a side is 'baseline', 'baseline-usage', 'lgos' "
+                "or 'lgos:...'"
+            )
         pairs = []
         for item in _NEXT_SETTING.split(settings) if settings else []:
             name, equals, value = item.partition("=")
-            if app == "baseline":
+            if app != "lgos":
                 raise ValueError(f"{text!r}: the baseline takes no settings")
             field = name.removeprefix("LGOS_")
             if not equals or not _SETTING.fullmatch(name):
@@ -140,10 +151,18 @@ async def started(side: Side, workload: Workload, stack: AsyncExitStack) -> Fast
     return app
 
 
+def parse_sides(texts: tuple[str, ...]) -> tuple[Side, ...]:
+    """``A B`` or ``R A B``: two sides, or a reference and two sides."""
+    if len(texts) not in (2, 3):
+        raise ValueError("two sides (A B) or a reference and two (R A B)")
+    return tuple(Side.parse(text) for text in texts)
+
+
 async def _measure(
-    sides: tuple[Side, Side], plan: Plan, log: Log
+    sides: tuple[Side, ...], plan: Plan, log: Log
 ) -> list[dict[str, Any]]:
     workload = Workload(tokens=plan.tokens)
+    names = "rab"[-len(sides) :]  # the reference, if any, then A and B
     rows = []
     async with AsyncExitStack() as stack:
         apps = [await started(side, workload, stack) for side in sides]
@@ -152,7 +171,7 @@ async def _measure(
             request = target(api, model, stream=stream)
             calls = {
                 name: partial(call_app, app, request)
-                for name, app in zip("ab", apps, strict=True)
+                for name, app in zip(names, apps, strict=True)
             }
             busy0, own0, wall0 = (
                 machine_busy_seconds(),
@@ -169,7 +188,7 @@ async def _measure(
             wall = time.monotonic() - wall0
             other = max(0.0, machine_busy_seconds() - busy0 - own) / wall
             spread = ratio_spread(measured["b"], measured["a"])
-            row = {
+            row: dict[str, Any] = {
                 "key": key,
                 "stream": stream,
                 "a_cpu_ms": measured["a"].cpu_ms,
@@ -178,6 +197,11 @@ async def _measure(
                 "other_cores_busy": other,
                 "seconds": wall,
             }
+            if "r" in measured:
+                row["reference"] = {
+                    "cpu_ms": measured["r"].cpu_ms,
+                    "ratio": ratio_spread(measured["b"], measured["r"]),
+                }
             log(_progress(row))
             rows.append(row)
     return rows
@@ -185,17 +209,24 @@ async def _measure(
 
 def _progress(row: dict[str, Any]) -> str:
     ratio = row["ratio"]
+    reference = ""
+    if "reference" in row:
+        against = row["reference"]["ratio"]
+        reference = (
+            f"; R {row['reference']['cpu_ms']:.3f}, B/R {against['ratio']:.3f} "
+            f"(95% CI {against['ci_low']:.3f}-{against['ci_high']:.3f})"
+        )
     return (
         f"  {row['key']:24} CPU ms/req A {row['a_cpu_ms']:.3f} "
         f"B {row['b_cpu_ms']:.3f}  B/A {ratio['ratio']:.3f} "
         f"(95% CI {ratio['ci_low']:.3f}-{ratio['ci_high']:.3f}, blocks "
-        f"{ratio['block_min']:.3f}-{ratio['block_max']:.3f}); other processes "
-        f"{row['other_cores_busy']:.2f} cores"
+        f"{ratio['block_min']:.3f}-{ratio['block_max']:.3f}){reference}; "
+        f"other processes {row['other_cores_busy']:.2f} cores"
     )
 
 
 def run(
-    sides: tuple[Side, Side],
+    sides: tuple[Side, ...],
     plan: Plan,
     log: Log,
     *,
@@ -203,14 +234,16 @@ def run(
     limit: float | None = None,
 ) -> dict[str, Any]:
     """Both sides on every scenario of ``plan``; ``postgres`` starts a
-    throwaway PostgreSQL (``lgos db-setup``) for the LGOS sides."""
+    throwaway PostgreSQL (``lgos db-setup``) for the LGOS sides. The last
+    side is B, the one before it A, a third (first) one the reference."""
     meta = {
         "mode": "inprocess",
         "lgos_revision": library_revision(),
         "background_cores_before": round(background_cores(), 2),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "a": sides[0].label,
-        "b": sides[1].label,
+        "a": sides[-2].label,
+        "b": sides[-1].label,
+        "reference": sides[0].label if len(sides) == 3 else None,
         "rounds": plan.rounds,
         "concurrency": plan.concurrency,
         "tokens": plan.tokens,
@@ -226,13 +259,11 @@ def run(
             )
             database = stack.enter_context(postgres_database(Path(folder), log))
             url = database.url
-            sides = (
-                sides[0].with_default("LGOS_DATABASE_URL", url),
-                sides[1].with_default("LGOS_DATABASE_URL", url),
-            )
+            sides = tuple(side.with_default("LGOS_DATABASE_URL", url) for side in sides)
+        reference = f"R = {meta['reference']}, " if meta["reference"] else ""
         log(
-            f"A = {meta['a']}, B = {meta['b']}: {plan.rounds} rounds of "
-            f"{plan.concurrency} concurrent request(s) per side"
+            f"{reference}A = {meta['a']}, B = {meta['b']}: {plan.rounds} rounds "
+            f"of {plan.concurrency} concurrent request(s) per side"
         )
         rows = asyncio.run(_measure(sides, plan, log))
     return {"meta": meta, "rows": rows, "targets": targets(meta, rows, limit)}
@@ -241,13 +272,23 @@ def run(
 def targets(
     meta: dict[str, Any], rows: list[dict[str, Any]], limit: float | None
 ) -> list[dict[str, Any]]:
-    """``limit`` on every row when given; else, for the baseline against
-    plain LGOS, issue 39's non-streamed 1.10x."""
+    """``limit`` on every row when given; else the bound an issue puts on
+    B against A (``targets.pair_limit``): LGOS against the same-work
+    baseline, 1.05x non-streamed and 1.0x streamed; against the plain
+    baseline alone, 1.10x non-streamed; kept Responses against the store off
+    at concurrency 8, 1.10x non-streamed and 1.05x streamed."""
     judged: list[tuple[dict[str, Any], float]] = []
-    if limit is not None:
-        judged = [(row, limit) for row in rows]
-    elif meta["a"] == "baseline" and meta["b"] == "lgos":
-        judged = [(row, INPROCESS_JSON_LIMIT) for row in rows if not row["stream"]]
+    for row in rows:
+        bound = limit
+        if bound is None:
+            bound = pair_limit(
+                meta["a"],
+                meta["b"],
+                stream=row["stream"],
+                concurrency=meta["concurrency"],
+            )
+        if bound is not None:
+            judged.append((row, bound))
     return [
         {
             "scenario": row["key"],
@@ -261,8 +302,20 @@ def targets(
 
 def render(results: dict[str, Any]) -> str:
     meta = results["meta"]
+    reference = meta.get("reference")
+    title = f"# lgos-bench inprocess: B = `{meta['b']}` against A = `{meta['a']}`"
+    if reference:
+        title += f" and R = `{reference}`"
+    header = (
+        "| scenario | A CPU ms/req | B CPU ms/req | B/A | 95% CI | "
+        "tenths of the run: min–max |"
+    )
+    rule = "|---|---|---|---|---|---|"
+    if reference:
+        header += " R CPU ms/req | B/R | 95% CI |"
+        rule += "---|---|---|"
     lines = [
-        f"# lgos-bench inprocess: B = `{meta['b']}` against A = `{meta['a']}`",
+        title,
         "",
         f"LGOS {meta['lgos_revision']}, started {meta['started']}; other "
         f"processes kept {meta['background_cores_before']} cores busy before the "
@@ -273,9 +326,8 @@ def render(results: dict[str, Any]) -> str:
         f"{meta['tokens']} tokens per answer; cores {meta['cores']}"
         + ("; a throwaway PostgreSQL for LGOS." if meta["postgres"] else "."),
         "",
-        "| scenario | A CPU ms/req | B CPU ms/req | B/A | 95% CI | "
-        "tenths of the run: min–max | other processes, cores busy |",
-        "|---|---|---|---|---|---|---|",
+        header + " other processes, cores busy |",
+        rule + "---|",
     ]
     for row in results["rows"]:
         ratio = row["ratio"]
@@ -286,8 +338,15 @@ def render(results: dict[str, Any]) -> str:
             f"{ratio['ratio']:.3f}×",
             f"{ratio['ci_low']:.3f}–{ratio['ci_high']:.3f}",
             f"{ratio['block_min']:.3f}–{ratio['block_max']:.3f}",
-            fmt(row["other_cores_busy"], 2),
         ]
+        if reference:
+            against = row["reference"]["ratio"]
+            cells += [
+                fmt(row["reference"]["cpu_ms"], 3),
+                f"{against['ratio']:.3f}×",
+                f"{against['ci_low']:.3f}–{against['ci_high']:.3f}",
+            ]
+        cells.append(fmt(row["other_cores_busy"], 2))
         lines.append("| " + " | ".join(cells) + " |")
     if results["targets"]:
         lines += ["", "| target | limit | value | met |", "|---|---|---|---|"]

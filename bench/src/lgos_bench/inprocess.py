@@ -38,8 +38,13 @@ WARMUP = 3
 measures 16 of them, and the apps are warm after the first."""
 APPS: dict[str, Callable[[Workload], FastAPI]] = {
     "baseline": baseline_app.create_app,
+    "baseline-usage": baseline_app.create_same_work_app,
     "lgos": lgos_app.create_app,
 }
+"""The apps a measurement can build: the plain baseline, the same-work
+baseline (usage over every model call, ``baseline_app``) and LGOS."""
+CEILING_APPS = ("baseline", "lgos")
+"""The apps of the full run's in-process ceiling."""
 
 
 def _inputs() -> dict[str, Any]:
@@ -56,8 +61,9 @@ async def _invoke_once(graph: AnyGraph) -> None:
     await graph.ainvoke(_inputs())
 
 
-async def call_app(app: FastAPI, request: Target) -> None:
-    """One request straight into the ASGI app; fails unless it succeeded."""
+async def call_app(app: FastAPI, request: Target) -> bytes:
+    """One request straight into the ASGI app: its body; fails unless it
+    succeeded."""
     body = request.body
     scope = {
         "type": "http",
@@ -97,8 +103,10 @@ async def call_app(app: FastAPI, request: Target) -> None:
                 finished.set()
 
     await app(scope, receive, send)
-    if request.done_marker not in b"".join(chunks):
+    answer = b"".join(chunks)
+    if request.done_marker not in answer:
         raise RuntimeError(f"{request.path} failed in process: {chunks[:1]!r}")
+    return answer
 
 
 async def _apps(workload: Workload, runs: int) -> dict[str, Any]:
@@ -106,8 +114,8 @@ async def _apps(workload: Workload, runs: int) -> dict[str, Any]:
     results: dict[str, Any] = {}
     async with AsyncExitStack() as stack:
         apps = {}
-        for kind, factory in APPS.items():
-            app = apps[kind] = factory(workload)
+        for kind in CEILING_APPS:
+            app = apps[kind] = APPS[kind](workload)
             await stack.enter_async_context(app.router.lifespan_context(app))
         for model in (PLAIN, *VARIANTS):
             n = runs if model == PLAIN else max(1, runs // 2)

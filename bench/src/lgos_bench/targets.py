@@ -5,6 +5,10 @@ Targets (LGOS against the baseline of the same run):
 - time to first text delta (p50) at concurrency 1: within 2 ms of the baseline;
 - in process (``alternate.py``: no sockets, both apps alternated request by
   request), non-streamed CPU per request <= 1.10x;
+- against the same-work baseline (usage over every model call, issue 48),
+  in process and in instructions: non-streamed <= 1.05x, streamed <= 1.0x;
+- kept Responses (``LGOS_RESPONSE_STORE=postgres``) against the store off at
+  concurrency 8 (issue 48): non-streamed <= 1.10x, streamed <= 1.05x;
 - an idle open stream costs LGOS at most 64 KiB of server memory (RSS).
 """
 
@@ -19,12 +23,33 @@ STREAM_CPU_LIMIT = 1.3
 JSON_CPU_LIMIT = 1.2
 FIRST_DELTA_LIMIT_MS = 2.0
 INPROCESS_JSON_LIMIT = 1.10
+SAME_WORK_JSON_LIMIT = 1.05
+SAME_WORK_STREAM_LIMIT = 1.0
+KEPT_RESPONSES = "lgos:LGOS_RESPONSE_STORE=postgres"
+"""The side keeping every Response, judged against plain ``lgos``."""
+KEPT_CONCURRENCY = 8
+KEPT_JSON_LIMIT = 1.10
+KEPT_STREAM_LIMIT = 1.05
 IDLE_KIB_LIMIT = 64.0
 VARIANT_LABELS = {
     STATUS: "commentary (3 status events)",
     CITED: "citations (2)",
     TOOL: "client tool call",
 }
+
+
+def pair_limit(a: str, b: str, *, stream: bool, concurrency: int = 1) -> float | None:
+    """The bound an issue puts on side ``b``'s CPU (or instructions) per
+    request against side ``a``'s, if any: LGOS against the same-work
+    baseline (48), against the plain one non-streamed (39), kept Responses
+    against the store off at concurrency 8 (48)."""
+    if (a, b) == ("baseline-usage", "lgos"):
+        return SAME_WORK_STREAM_LIMIT if stream else SAME_WORK_JSON_LIMIT
+    if (a, b) == ("baseline", "lgos"):
+        return None if stream else INPROCESS_JSON_LIMIT
+    if (a, b) == ("lgos", KEPT_RESPONSES) and concurrency == KEPT_CONCURRENCY:
+        return KEPT_STREAM_LIMIT if stream else KEPT_JSON_LIMIT
+    return None
 
 
 def _find(rows: list[dict[str, Any]], **match: Any) -> dict[str, Any] | None:

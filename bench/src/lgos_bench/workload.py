@@ -90,11 +90,23 @@ def _one_node(name: str, node: Any) -> AnyGraph:
     return builder.compile(name=name)
 
 
-def _model(reply: str | AIMessage) -> ScriptedChatModel:
+MODEL_NAME = "bench-scripted"
+"""The ``model_name`` every reply carries in its ``response_metadata``, as
+provider clients set it: LangChain's usage handler keeps its sums by it (and
+counts nothing without it)."""
+
+
+def _model(reply: AIMessage) -> ScriptedChatModel:
     # ScriptedChatModel has a native ``_agenerate``, as provider clients have:
     # without it LangChain would run every non-streaming call in the default
     # thread pool, a cost neither server should be charged for.
     return ScriptedChatModel(responder=lambda _messages: reply)
+
+
+def _reply(text: str, **fields: Any) -> AIMessage:
+    return AIMessage(
+        content=text, response_metadata={"model_name": MODEL_NAME}, **fields
+    )
 
 
 def _citations(text: str) -> list[dict[str, Any]]:
@@ -118,10 +130,10 @@ def _citations(text: str) -> list[dict[str, Any]]:
 def build_graphs(workload: Workload) -> dict[str, AnyGraph]:
     """The graphs, keyed by model id; both servers call this at startup."""
     text = answer_text(workload.tokens)
-    plain_model = _model(text)
+    plain_model = _model(_reply(text))
     tool_model = _model(
-        AIMessage(
-            content=text,
+        _reply(
+            text,
             tool_calls=[
                 {
                     "id": TOOL_CALL_ID,

@@ -75,6 +75,8 @@ def test_forty_runs_survive_killed_and_stopped_workers_and_a_killed_api(
         postgres_uri,
         bytecode_cache,
         LGOS_BACKGROUND_CONCURRENCY=str(CONCURRENCY),
+        # Full at CONCURRENCY runs each: no slot kept for urgent work.
+        LGOS_BACKGROUND_RESERVED_SLOTS="0",
         LGOS_WORKER_SHUTDOWN_TIMEOUT="1",
     )
     try:

@@ -59,6 +59,7 @@ from langgraph_openai_serve import (
     GraphRequest,
     InMemoryRunCoordinator,
     LanggraphOpenaiServe,
+    Settings,
     status_event,
 )
 from langgraph_openai_serve.testing import ScriptedChatModel
@@ -515,8 +516,14 @@ class RecordResponses:
         await self.app(scope, replay, send)
 
 
+UI_GATEWAY_KEY = "sk-chainlit-test-ui-gateway"
+"""The key the UI calls LGOS with: a gateway key, as the stack's LiteLLM
+gives it, so each signed-in user (or guest) it names is a tenant."""
+
+
 def create_app(files: FilesAccess, recorder: Recorder, hold: Hold | None = None) -> Any:
     app = FastAPI()
     registry = build_registry(files, hold)
-    LanggraphOpenaiServe(graphs=registry, app=app).bind_openai_api()
+    settings = Settings(GATEWAY_KEYS=json.dumps({UI_GATEWAY_KEY: "gateway"}))
+    LanggraphOpenaiServe(graphs=registry, app=app, settings=settings).bind_openai_api()
     return RecordResponses(app, recorder)

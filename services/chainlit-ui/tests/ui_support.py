@@ -18,6 +18,7 @@ from lgos_chainlit.chats import ChatState, ChatStore
 from lgos_chainlit.conversation import Conversation
 from lgos_testkit import free_port, running
 from openai import AsyncOpenAI
+from ui_lgos_app import UI_GATEWAY_KEY
 
 T = TypeVar("T")
 
@@ -41,6 +42,7 @@ def start_ui(
         "LGOS_CHAINLIT_HOME": str(home),
         "LGOS_CHAINLIT_CATALOG": "lgos",
         "LGOS_CHAINLIT_GATEWAY_URL": gateway_url,
+        "LGOS_CHAINLIT_GATEWAY_KEY": UI_GATEWAY_KEY,
         "LGOS_CHAINLIT_FILES_URL": files_url,
         **extra_env,
     }

@@ -301,7 +301,9 @@ class Settings(BaseSettings):
     A line's body nests at most ``LGOS_MAX_JSON_DEPTH`` levels, as a
     request's (deeper: ``json_too_deep``)."""
     BATCH_LINES_PER_JOB: int = Field(default=25, ge=1)
-    """Requests one queue job runs in turn (a batch is cut into such jobs)."""
+    """Most requests one queue job runs in turn: a batch is cut into rounds
+    of ``LGOS_BATCH_CONCURRENCY`` equal chunks of at most this many, so its
+    slots stay busy to its end."""
     BATCH_COMPLETION_WINDOW: dt.timedelta = Field(default=dt.timedelta(hours=24))
     """How long a batch may run before it expires (``completion_window`` is
     ``24h`` on the wire; a deployment may give less or more)."""

@@ -190,7 +190,7 @@ async def _validate(runtime: BatchRuntime, batch_id: str) -> None:
             "model": found.model,
             "request_counts": counts,
         },
-        chunks=math.ceil(found.total / runtime.lines_per_job),
+        chunks=chunk_count(found.total, runtime.lines_per_job, runtime.concurrency),
     )
     if started:
         await _claim(runtime, batch_id, stored.scope, runtime.concurrency)
@@ -247,6 +247,20 @@ async def _fail(
     )
 
 
+def chunk_count(total: int, most_lines: int, concurrency: int) -> int:
+    """How many chunks ``total`` lines are cut into: rounds of
+    ``concurrency`` equal chunks of at most ``most_lines`` lines, so every
+    round keeps the batch's slots busy to its end (120 lines, 25 at most, 4
+    at once: 8 chunks of 15 rather than 5 of 25, whose last one would run
+    alone). A chunk's lines are ``size`` consecutive ones, ``size`` being
+    ``ceil(total / chunks)``."""
+    if total == 0:
+        return 0
+    rounds = math.ceil(total / (concurrency * most_lines))
+    size = math.ceil(total / (rounds * concurrency))
+    return math.ceil(total / size)
+
+
 async def _claim(runtime: BatchRuntime, batch_id: str, scope: str, most: int) -> None:
     async def enqueue(transaction: Any, numbers: list[int]) -> None:
         steps = [BatchStep("chunk", batch_id, number) for number in numbers]
@@ -259,7 +273,7 @@ async def _run_chunk(runtime: BatchRuntime, batch_id: str, chunk: int) -> None:
     stored = await runtime.store.read(batch_id)
     if stored is None or stored.status != "in_progress":
         return
-    size = runtime.lines_per_job
+    size = math.ceil(stored.total / max(stored.chunks, 1))
     watch = _Watch(runtime, batch_id)
     lines = await runtime.store.pending(batch_id, chunk * size, (chunk + 1) * size)
     for number, line in enumerate(lines, start=1):

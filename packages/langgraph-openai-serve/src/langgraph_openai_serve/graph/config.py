@@ -282,7 +282,8 @@ class GraphConfig(BaseModel):
         return last
 
     def runnable_config(self, *handlers: BaseCallbackHandler) -> RunnableConfig:
-        """Callbacks for one run: the registered ones plus LGOS's own."""
+        """Callbacks for one run: the registered ones plus the server's
+        (tracing); none at all when there are neither."""
         callbacks: Any
         registered = self.runtime_callbacks
         if isinstance(registered, BaseCallbackManager):
@@ -291,7 +292,7 @@ class GraphConfig(BaseModel):
                 callbacks.add_handler(handler, inherit=True)
         else:
             callbacks = [*(registered or ()), *handlers]
-        return {"callbacks": callbacks}
+        return {"callbacks": callbacks} if callbacks else {}
 
 
 def _check_graph(config: GraphConfig, graph: AnyGraph) -> None:

@@ -54,7 +54,7 @@ from langgraph_openai_serve.graph.server_tools import (
     replayed_call_ids,
 )
 from langgraph_openai_serve.graph.status import read_status
-from langgraph_openai_serve.graph.usage import UsageCollector
+from langgraph_openai_serve.graph.usage import UsageCollector, counting
 from langgraph_openai_serve.observability.runs import RunWatch
 
 _NO_OUTPUT: Any = object()
@@ -151,8 +151,8 @@ async def prepare_run(
     )
 
 
-def _runnable_config(run: PreparedRun, usage: UsageCollector) -> RunnableConfig:
-    config = run.config.runnable_config(usage, *run.callbacks)
+def _runnable_config(run: PreparedRun) -> RunnableConfig:
+    config = run.config.runnable_config(*run.callbacks)
     if run.callbacks or run.config.runtime_callbacks:
         # Tracing callbacks see one stably named run with LGOS's identifiers.
         metadata = {"lgos_model": run.request.model}
@@ -189,18 +189,15 @@ def run_graph(
     plan = run.interrupt
     if plan is not None:
         return _run_planned(run, plan, stream=stream, statuses=statuses)
-    usage = UsageCollector()
-    parts = _astream(run, usage, stream=stream, statuses=statuses)
-    return _drive(run, parts, usage, stream=stream)
+    parts = _astream(run, stream=stream, statuses=statuses)
+    return _drive(run, parts, UsageCollector(), stream=stream)
 
 
-def _astream(
-    run: PreparedRun, usage: UsageCollector, *, stream: bool, statuses: bool
-) -> AsyncIterator[Any]:
+def _astream(run: PreparedRun, *, stream: bool, statuses: bool) -> AsyncIterator[Any]:
     """The graph's LangGraph stream (not started yet)."""
     return run.graph.astream(
         run.input,
-        _runnable_config(run, usage),
+        _runnable_config(run),
         context=run.context,
         stream_mode=_stream_modes(run, stream=stream, statuses=statuses),
         durability=_durability(run),
@@ -215,11 +212,10 @@ async def _run_planned(
     if plan.existing:
         yield RunPaused(plan.existing, "", None)
         return
-    usage = UsageCollector()
-    parts = _astream(run, usage, stream=stream, statuses=statuses)
+    parts = _astream(run, stream=stream, statuses=statuses)
     settled = False
     try:
-        driven = _drive(run, parts, usage, stream=stream, plan=plan)
+        driven = _drive(run, parts, UsageCollector(), stream=stream, plan=plan)
         async with aclosing(driven) as events:
             async for event in events:
                 # The checkpoint must survive once a pause or completion is out.
@@ -247,29 +243,34 @@ async def _drive(
         if run.request.server_tools
         else None
     )
-    async for mode, data in parts:
-        if mode == "values":
-            output = data
-            continue
-        if mode == "updates":
-            if tools is not None:
-                for event in tools.read(data):
-                    yield event
-            continue
-        if mode == "custom":
-            status = read_status(data)
-            if status is not None:
-                yield status
-            continue
-        chunk, metadata = data
-        if not isinstance(chunk, AIMessageChunk):
-            continue
-        if answer_nodes is not None and metadata["langgraph_node"] not in answer_nodes:
-            continue
-        text = chunk.text
-        if text:
-            streamed.append(text)
-            yield TextDelta(text)
+    # The graph's model calls are counted while it runs (``counting``).
+    with counting(usage):
+        async for mode, data in parts:
+            if mode == "values":
+                output = data
+                continue
+            if mode == "updates":
+                if tools is not None:
+                    for event in tools.read(data):
+                        yield event
+                continue
+            if mode == "custom":
+                status = read_status(data)
+                if status is not None:
+                    yield status
+                continue
+            chunk, metadata = data
+            if not isinstance(chunk, AIMessageChunk):
+                continue
+            if (
+                answer_nodes is not None
+                and metadata["langgraph_node"] not in answer_nodes
+            ):
+                continue
+            text = chunk.text
+            if text:
+                streamed.append(text)
+                yield TextDelta(text)
     if plan is not None:
         where: RunnableConfig = {"configurable": {"thread_id": plan.thread_id}}
         pending = pending_interrupts(await run.graph.aget_state(where))

@@ -61,6 +61,9 @@ async def parse_body(request: Request, model: type[Model], limits: BodyLimits) -
     """
     raw = await _read(request, limits.max_bytes)
     if too_many_elements(raw, limits.max_elements):
+        deepest = min(limits.max_depth, PARSER_MAX_DEPTH)
+        if too_deep(raw, deepest):  # the cause a client can act on first
+            raise _too_deep(deepest)
         raise InvalidRequestError(
             f"The JSON body holds more than {limits.max_elements} arrays and objects.",
             code="json_too_many_elements",
