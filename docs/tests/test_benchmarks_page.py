@@ -176,3 +176,26 @@ def test_the_quoted_batch_figures_and_load_match_the_named_run():
             f"| {', '.join(_rss(w) for w in figures['worker_rss_kib'])} |"
         )
         assert row in PAGE, row
+
+
+def test_the_growth_table_quotes_the_named_runs():
+    runs = re.findall(r"`bench/results/([0-9-]+-growth)`", PAGE)
+    before, after = (
+        json.loads((ROOT / "bench" / "results" / f"{run}.json").read_text())
+        for run in runs
+    )
+
+    assert f"main at {before['meta']['library']}" in PAGE
+    assert f"core {after['meta']['library']}" in PAGE
+    ratios = {row["operation"]: row["ratio"] for row in before["operations"]}
+    for row in after["operations"]:
+        was = ratios[row["operation"]]
+        quoted = (
+            f"| {row['operation']} | {was:.2f}× | {row['ratio']:.2f}× "
+            f"| {'yes' if row['met'] else 'no'} |"
+        )
+        assert quoted in PAGE, quoted
+    for report in (before, after):
+        sweep = report["sweep"]
+        assert f"{sweep['longest_transaction_s']:.2f} s" in PAGE
+        assert f"{sweep['during']['reused']['max_ms']:,.2f} ms" in PAGE

@@ -22,6 +22,9 @@ lgos-bench outage          what clients see while PostgreSQL resets, refuses,
 lgos-bench fairshare       tenants sharing a fleet: a tenant's background waits
                            beside another's batches, a small batch beside a
                            large one, an admission burst (unpinned)
+lgos-bench growth          each operation on an empty and a grown database
+                           (a million kept Responses ...), then the retention
+                           sweep beside submits (in process, unpinned)
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from lgos_bench import (
     batches,
     compare,
     fairshare,
+    growth,
     handlers,
     idle_report,
     outage,
@@ -64,6 +68,8 @@ PROFILE_SECONDS = 8.0
 INSTRUCTION_REQUESTS = 200
 FAIRSHARE = fairshare.Plan()
 """lgos-bench fairshare's defaults."""
+GROWTH = growth.Plan()
+"""lgos-bench growth's defaults."""
 HANDLER_RUNS = 40
 
 
@@ -203,6 +209,39 @@ def _parser() -> argparse.ArgumentParser:
         type=int,
         default=FAIRSHARE.burst_rounds,
         help="unloaded and over-the-limit bursts, each (10)",
+    )
+    grown = parser.add_argument_group(
+        "lgos-bench growth (--steady: seconds of submits before the sweep)"
+    )
+    grown.add_argument(
+        "--responses",
+        type=int,
+        default=GROWTH.sizes.responses,
+        help="kept Responses (1000000)",
+    )
+    grown.add_argument(
+        "--tenants", type=int, default=GROWTH.sizes.tenants, help="tenants (8)"
+    )
+    grown.add_argument(
+        "--conversations",
+        type=int,
+        default=GROWTH.sizes.conversations,
+        help="Conversations of 200 items (10000)",
+    )
+    grown.add_argument(
+        "--jobs", type=int, default=GROWTH.sizes.jobs, help="waiting jobs (100000)"
+    )
+    grown.add_argument(
+        "--batches", type=int, default=GROWTH.sizes.batches, help="batches (10000)"
+    )
+    grown.add_argument(
+        "--tries",
+        type=int,
+        default=GROWTH.tries,
+        help="tries of each operation on each database (300)",
+    )
+    grown.add_argument(
+        "--no-sweep", action="store_true", help="leave the retention sweep out"
     )
     parser.add_argument(
         "scenario",
@@ -384,6 +423,31 @@ def _fairshare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _growth(args: argparse.Namespace) -> int:
+    try:
+        sizes = dataclasses.replace(
+            GROWTH.sizes,
+            responses=args.responses,
+            tenants=args.tenants,
+            conversations=args.conversations,
+            jobs=args.jobs,
+            batches=args.batches,
+        )
+        plan = growth.Plan(
+            sizes=sizes,
+            tries=args.tries,
+            sweep=not args.no_sweep,
+            alone_s=args.steady,
+        )
+    except ValueError as exc:
+        raise SystemExit(f"lgos-bench growth: {exc}") from None
+    results = growth.run(say, plan, logs=args.logs)
+    markdown, data = growth.write(results, args.out)
+    say("\n" + growth.render(results))
+    say(f"wrote {markdown} and {data}")
+    return 0
+
+
 def _single_mode(report: Any, config: RunConfig, out: Path, **options: Any) -> int:
     """Run one report module's mode (``store``, ``idle``), write and show it."""
     say(f"placement: {config.placement.describe()}")
@@ -432,6 +496,9 @@ def main(argv: list[str] | None = None) -> int:
         return _outage(args)
     if args.scenario[:1] == ["fairshare"]:
         return _fairshare(args)
+    if args.scenario[:1] == ["growth"]:
+        # Unpinned: this process and PostgreSQL share the machine's cores.
+        return _growth(args)
     placement = Placement.split(available_cores())
     # The load generator (this process) stays on its own core from here on.
     os.sched_setaffinity(0, placement.load_cores)

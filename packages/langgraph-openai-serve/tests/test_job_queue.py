@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -376,6 +377,39 @@ async def test_a_silent_workers_job_runs_again_after_the_sweep(
         await recorder.wait(recorder.finished, "orphan")
 
     assert recorder.runs == [("orphan", 1)]  # the lost attempt counts
+
+
+async def test_stats_age_a_put_back_job_from_its_return_and_skip_scheduled_ones(
+    postgres_backend_factory, postgres_uri, recorder
+):
+    # The statistics read the first job of a line queued once, and every
+    # job put back or scheduled: here the line's first job by id was put
+    # back a moment ago, while the one behind it has waited 100 s.
+    backend = await postgres_backend_factory()
+    backend.jobs.register(recorder.task())
+    manager = backend.jobs.app.job_manager
+    await backend.jobs.defer([recorder.job("back", lock="B", tenant="a")])
+    taken = await manager.fetch_job(None, await manager.register_worker())
+    await backend.jobs.defer([recorder.job("waiting", lock="W", tenant="a")])
+    await backend.jobs.defer([recorder.job("later", lock="S", tenant="a")])
+    with psycopg.connect(postgres_uri, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE procrastinate_events SET at = now() - interval '300 seconds'"
+        )
+        conn.execute(
+            "UPDATE procrastinate_events SET at = now() - interval '100 seconds' "
+            "FROM procrastinate_jobs j WHERE j.id = job_id AND j.lock = 'W'"
+        )
+        conn.execute(
+            "UPDATE procrastinate_jobs SET scheduled_at = now() + interval '1 hour' "
+            "WHERE lock = 'S'"
+        )
+    await manager.retry_job_by_id_async(taken.id, retry_at=datetime.now(UTC))
+
+    stats = await backend.jobs.stats()
+
+    assert (stats.ready, stats.running) == (2, 0)
+    assert 100 <= stats.oldest_ready_seconds < 100 + PROMPT
 
 
 async def test_a_running_worker_heartbeats_and_a_stopped_one_is_not_ready(

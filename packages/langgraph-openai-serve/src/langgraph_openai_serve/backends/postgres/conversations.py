@@ -251,14 +251,16 @@ ON CONFLICT DO NOTHING
 _TERMINAL = ", ".join(f"'{status}'" for status in sorted(TERMINAL_STATUSES))
 
 # Whether the Conversation row ``c`` is held by a turn: its claim has not
-# lapsed, or its holder is a kept Response that has not finished.
+# lapsed, or its holder is a kept Response that has not finished. The
+# holder is read by its id as a scalar subquery: an EXISTS here may be
+# planned as a hash of every unfinished Response (a scan of the table),
+# which the planner prefers while the table is small.
 _HELD = f"""(c.turn_holder IS NOT NULL AND (
     coalesce(c.turn_expires_at > clock_timestamp(), false)
-    OR EXISTS (
-        SELECT 1 FROM lgos_background_responses r
-        WHERE r.id = c.turn_holder
-        AND NOT (r.snapshot->>'status' = ANY (ARRAY[{_TERMINAL}]))
-    )
+    OR coalesce((
+        SELECT NOT (r.snapshot->>'status' = ANY (ARRAY[{_TERMINAL}]))
+        FROM lgos_background_responses r WHERE r.id = c.turn_holder
+    ), false)
 ))"""
 
 # Claims the Conversation unless a turn holds it; says whether it is known.

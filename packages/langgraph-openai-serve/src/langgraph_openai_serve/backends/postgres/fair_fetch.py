@@ -46,12 +46,18 @@ QUEUE_INDEXES = (
     # A waiting job's lock, for "no job of its lock waits ahead of it".
     """CREATE INDEX IF NOT EXISTS lgos_jobs_waiting_lock ON procrastinate_jobs
     (lock, priority, id) WHERE status = 'todo' AND lock IS NOT NULL""",
+    # The waiting jobs queued again or scheduled, for the queue's statistics
+    # (queue_stats.py): the only ones whose wait is read one by one.
+    f"""CREATE INDEX IF NOT EXISTS lgos_jobs_waiting_again ON procrastinate_jobs
+    (id) WHERE status = 'todo' AND queue_name = '{QUEUE}'
+    AND (attempts > 0 OR scheduled_at IS NOT NULL)""",
 )
-"""Indexes on procrastinate's table that the ranking reads through (created
-by ``lgos db-setup`` after procrastinate's schema)."""
+"""Indexes on procrastinate's table that the ranking and the queue's
+statistics read through (created by ``lgos db-setup`` after procrastinate's
+schema)."""
 
-_RANKED = f"""
-WITH RECURSIVE waiting_kinds AS (
+WAITING_KINDS = f"""
+waiting_kinds AS (
     (SELECT {_TENANT} AS tenant, priority FROM procrastinate_jobs
       WHERE status = 'todo' AND queue_name = '{QUEUE}'
       ORDER BY 1, 2 LIMIT 1)
@@ -64,7 +70,12 @@ WITH RECURSIVE waiting_kinds AS (
            AND ({_TENANT}, priority) > (kind.tenant, kind.priority)
          ORDER BY 1, 2 LIMIT 1
       ) AS later
-),
+)"""
+"""Each (tenant, priority) with a waiting job, one index probe each (a
+recursive CTE: ``WITH RECURSIVE``)."""
+
+_RANKED = f"""
+WITH RECURSIVE {WAITING_KINDS},
 running AS (
     SELECT {_TENANT} AS tenant, count(*)::float8 AS jobs FROM procrastinate_jobs
      WHERE status = 'doing' AND worker_id IS NOT NULL AND queue_name = '{QUEUE}'

@@ -32,15 +32,15 @@ from langgraph_openai_serve.backends.postgres.fair_fetch import (
     TENANT_ARG,
     fair_parameters,
 )
+from langgraph_openai_serve.backends.postgres.queue_stats import queue_stats
 from langgraph_openai_serve.jobs.fairness import FairShare
 from langgraph_openai_serve.jobs.protocol import (
     Job,
     Priority,
     RetryPolicy,
     Task,
-    work_kind,
 )
-from langgraph_openai_serve.observability.queue import QueueStats, WorkCount, rerun
+from langgraph_openai_serve.observability.queue import QueueStats, rerun
 from langgraph_openai_serve.operations.readiness import Check
 
 if TYPE_CHECKING:
@@ -54,26 +54,6 @@ logger = logging.getLogger("langgraph_openai_serve")
 
 Connection = Callable[[], Awaitable[Any]]
 """A pooled connection of the backend's pool (``async with``)."""
-
-_QUEUE_STATS = f"""
-SELECT priority, tenant,
-    count(*) FILTER (WHERE ready) AS ready,
-    count(*) FILTER (WHERE status = 'doing') AS running,
-    extract(epoch FROM now() - min(since) FILTER (WHERE ready))::float8 AS oldest
-FROM (
-    SELECT j.status, j.priority, coalesce(j.args->>'{TENANT_ARG}', '') AS tenant,
-        j.status = 'todo' AND (j.scheduled_at IS NULL OR j.scheduled_at <= now())
-            AS ready,
-        greatest(j.scheduled_at, (
-            SELECT max(e.at) FROM procrastinate_events e
-            WHERE e.job_id = j.id
-              AND e.type IN ('deferred', 'deferred_for_retry', 'retried')
-        )) AS since
-    FROM procrastinate_jobs j
-    WHERE j.queue_name = %s AND j.status IN ('todo', 'doing')
-) jobs
-GROUP BY priority, tenant
-"""
 
 
 def _arguments(job: Job) -> dict[str, Any]:
@@ -244,20 +224,7 @@ class ProcrastinateQueue:
 
     async def stats(self) -> QueueStats:
         async with await self._connection() as conn:
-            cursor = await conn.execute(_QUEUE_STATS, (QUEUE,))
-            rows = await cursor.fetchall()
-        work = tuple(
-            WorkCount(
-                work_kind(row["priority"]), row["tenant"], row["ready"], row["running"]
-            )
-            for row in rows
-        )
-        return QueueStats(
-            sum(count.ready for count in work),
-            sum(count.running for count in work),
-            max((row["oldest"] or 0.0 for row in rows), default=0.0),
-            work,
-        )
+            return await queue_stats(conn)
 
     def checks(self) -> dict[str, Check]:
         """None of its own: the backend reads the queue's tables on its pool

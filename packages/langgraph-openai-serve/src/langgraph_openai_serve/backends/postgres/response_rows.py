@@ -34,17 +34,43 @@ ORDER BY e.seq
 """
 
 # The Response and its ancestors, oldest first; the walk stays in the scope.
+# Each step reads its parent by id: one primary-key probe a step, whatever
+# the planner thinks of the table's size (a join, or a subquery it can pull
+# up into one, let it hash the whole table while the table was small; the
+# LIMIT keeps the subquery a probe).
 CHAIN = """
 WITH RECURSIVE chain AS (
     SELECT id, snapshot, input_items, 0 AS depth
     FROM lgos_background_responses WHERE id = %s AND scope = %s
     UNION ALL
-    SELECT r.id, r.snapshot, r.input_items, chain.depth + 1
-    FROM lgos_background_responses r
-    JOIN chain ON r.id = chain.snapshot->>'previous_response_id'
-    WHERE r.scope = %s
+    SELECT parent.id, parent.snapshot, parent.input_items, chain.depth + 1
+    FROM chain CROSS JOIN LATERAL (
+        SELECT r.id, r.snapshot, r.input_items FROM lgos_background_responses r
+        WHERE r.id = chain.snapshot->>'previous_response_id' AND r.scope = %s
+        LIMIT 1
+    ) AS parent
 )
 SELECT snapshot, input_items FROM chain ORDER BY depth DESC
+"""
+
+
+# One batch of the retention sweep: the oldest finished Responses created
+# before the cutoff, from where the last batch reached (through the
+# created_at index, so every batch starts where the previous one ended, not
+# over the index entries of the rows it deleted); rows another transaction
+# holds are skipped. How many went, and the newest creation among them.
+EXPIRED_BATCH = """
+WITH doomed AS (
+    SELECT id FROM lgos_background_responses
+    WHERE created_at < %(before)s AND created_at >= %(since)s
+    AND snapshot->>'status' = ANY(%(ended)s)
+    ORDER BY created_at LIMIT %(batch)s
+    FOR UPDATE SKIP LOCKED
+), gone AS (
+    DELETE FROM lgos_background_responses r USING doomed
+    WHERE r.id = doomed.id RETURNING r.created_at
+)
+SELECT count(*) AS deleted, max(created_at) AS reached FROM gone
 """
 
 
