@@ -53,6 +53,7 @@ from lgos_bench import (
     scale_report,
     store,
 )
+from lgos_bench.cli_args import GROWTH, build_parser
 from lgos_bench.fleet import postgres_database
 from lgos_bench.instructions import ALL_SCENARIOS, count_all
 from lgos_bench.instructions import markdown as instructions_markdown
@@ -62,193 +63,16 @@ from lgos_bench.profile import compare_markdown, profile_server
 from lgos_bench.scenarios import FULL, QUICK, Api, Plan, Scenario
 from lgos_bench.servers import Placement
 from lgos_bench.suite import RunConfig, run_suite
-from lgos_bench.workload import DEFAULT_TOKENS, PLAIN, Workload
+from lgos_bench.workload import PLAIN, Workload
 
 PROFILE_SECONDS = 8.0
 INSTRUCTION_REQUESTS = 200
-FAIRSHARE = fairshare.Plan()
-"""lgos-bench fairshare's defaults."""
-GROWTH = growth.Plan()
-"""lgos-bench growth's defaults."""
 HANDLER_RUNS = 40
 
 
 def say(text: str) -> None:
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="lgos-bench", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument("--quick", action="store_true", help="a run under a minute")
-    parser.add_argument("--tokens", type=int, default=DEFAULT_TOKENS)
-    parser.add_argument("--requests", type=int, help="requests per scenario at c=1")
-    parser.add_argument("--seconds", type=float, help="time bound per scenario")
-    parser.add_argument("--idle-streams", type=int, help="K for the idle-stream memory")
-    parser.add_argument("--out", type=Path, default=report.RESULTS_DIR)
-    parser.add_argument(
-        "--profile",
-        action="store_true",
-        help="profile LGOS and the baseline with py-spy where a CPU target is missed",
-    )
-    inprocess = parser.add_argument_group("lgos-bench inprocess and instructions")
-    inprocess.add_argument(
-        "--compare",
-        nargs=2,
-        metavar=("A", "B"),
-        help="the two sides, B reported against A: baseline, baseline-usage, "
-        "lgos or lgos:LGOS_NAME=value[,LGOS_NAME=value] (default: "
-        "baseline-usage lgos, with --reference baseline)",
-    )
-    inprocess.add_argument(
-        "--reference",
-        metavar="R",
-        help="a third side alternated with A and B, B also reported against it",
-    )
-    inprocess.add_argument("--rounds", type=int, help="alternated rounds")
-    inprocess.add_argument(
-        "--concurrency",
-        type=int,
-        default=1,
-        help="requests each side serves at once per round (default 1)",
-    )
-    inprocess.add_argument(
-        "--limit", type=float, help="judge every scenario's B/A against this"
-    )
-    inprocess.add_argument(
-        "--postgres",
-        action="store_true",
-        help="a throwaway PostgreSQL for LGOS (LGOS_DATABASE_URL)",
-    )
-    fleet = parser.add_argument_group("lgos-bench background")
-    fleet.add_argument(
-        "--rate",
-        type=float,
-        default=background.DEFAULT_RATE,
-        help="submissions per second (default 10)",
-    )
-    fleet.add_argument(
-        "--apis", type=int, default=background.DEFAULT_APIS, help="lgos serve processes"
-    )
-    fleet.add_argument(
-        "--workers",
-        type=int,
-        default=background.DEFAULT_WORKERS,
-        help="lgos worker processes",
-    )
-    faults = parser.add_argument_group(
-        "lgos-bench outage (--phases, --lgos-python, --logs: fairshare too)"
-    )
-    faults.add_argument(
-        "--phases",
-        help="the phases, in order (outage: reset,refuse,stall,restart; "
-        "fairshare: waits,small,bulk,burst; the default is all of them)",
-    )
-    faults.add_argument(
-        "--steady",
-        type=float,
-        default=outage.STEADY_SECONDS,
-        help="seconds of load before each fault (default 10)",
-    )
-    faults.add_argument(
-        "--fault-seconds",
-        type=float,
-        default=outage.FAULT_SECONDS,
-        help="how long the database refuses or stalls (default 15)",
-    )
-    faults.add_argument(
-        "--recovery",
-        type=float,
-        default=outage.RECOVERY_SECONDS,
-        help="seconds of load after each fault, at least (default 20)",
-    )
-    faults.add_argument(
-        "--lgos-python",
-        metavar="PATH",
-        help="run the lgos processes with this interpreter (another "
-        "checkout's .venv/bin/python with lgos-bench installed)",
-    )
-    faults.add_argument(
-        "--logs",
-        type=Path,
-        metavar="DIR",
-        help="keep the fleet's and PostgreSQL's logs in DIR",
-    )
-    tenants = parser.add_argument_group("lgos-bench fairshare")
-    tenants.add_argument(
-        "--lines", type=int, default=FAIRSHARE.lines, help="A's batch (120)"
-    )
-    tenants.add_argument(
-        "--small-lines",
-        type=int,
-        default=FAIRSHARE.small_lines,
-        help="C's batch (4)",
-    )
-    tenants.add_argument(
-        "--samples",
-        type=int,
-        default=FAIRSHARE.samples,
-        help="B's background runs per part of the waits phase (10)",
-    )
-    tenants.add_argument(
-        "--every",
-        type=float,
-        default=FAIRSHARE.every,
-        help="seconds between two of B's submissions (1.5)",
-    )
-    tenants.add_argument(
-        "--wait-seconds",
-        type=float,
-        default=FAIRSHARE.wait_s,
-        help="a run's and a batch line's model call (1.0)",
-    )
-    tenants.add_argument(
-        "--burst-rounds",
-        type=int,
-        default=FAIRSHARE.burst_rounds,
-        help="unloaded and over-the-limit bursts, each (10)",
-    )
-    grown = parser.add_argument_group(
-        "lgos-bench growth (--steady: seconds of submits before the sweep)"
-    )
-    grown.add_argument(
-        "--responses",
-        type=int,
-        default=GROWTH.sizes.responses,
-        help="kept Responses (1000000)",
-    )
-    grown.add_argument(
-        "--tenants", type=int, default=GROWTH.sizes.tenants, help="tenants (8)"
-    )
-    grown.add_argument(
-        "--conversations",
-        type=int,
-        default=GROWTH.sizes.conversations,
-        help="Conversations of 200 items (10000)",
-    )
-    grown.add_argument(
-        "--jobs", type=int, default=GROWTH.sizes.jobs, help="waiting jobs (100000)"
-    )
-    grown.add_argument(
-        "--batches", type=int, default=GROWTH.sizes.batches, help="batches (10000)"
-    )
-    grown.add_argument(
-        "--tries",
-        type=int,
-        default=GROWTH.tries,
-        help="tries of each operation on each database (300)",
-    )
-    grown.add_argument(
-        "--no-sweep", action="store_true", help="leave the retention sweep out"
-    )
-    parser.add_argument(
-        "scenario",
-        nargs="*",
-        help="'profile KEY...' profiles scenarios (e.g. responses/stream/plain/c8)",
-    )
-    return parser
 
 
 def _plan(args: argparse.Namespace) -> Plan:
@@ -344,11 +168,7 @@ def _handlers(runs: int, out: Path) -> int:
 
 
 def _batches(lines: int, out: Path) -> int:
-    results = batches.run(lines, say)
-    markdown, data = batches.write(results, out)
-    say("\n" + batches.render(results))
-    say(f"\nwrote {markdown} and {data}")
-    return 0
+    return _show(batches, batches.run(lines, say), out)
 
 
 def _background(args: argparse.Namespace) -> int:
@@ -359,11 +179,7 @@ def _background(args: argparse.Namespace) -> int:
         apis=args.apis,
         workers=args.workers,
     )
-    out = args.out
-    markdown, data = background.write(results, out)
-    say("\n" + background.render(results))
-    say(f"wrote {markdown} and {data}")
-    return 0
+    return _show(background, results, args.out)
 
 
 def _scale(args: argparse.Namespace) -> int:
@@ -374,10 +190,7 @@ def _scale(args: argparse.Namespace) -> int:
         foreground_seconds=args.seconds
         or (4.0 if args.quick else scale.FOREGROUND_SECONDS),
     )
-    markdown, data = scale_report.write(results, args.out)
-    say("\n" + scale_report.render(results))
-    say(f"wrote {markdown} and {data}")
-    return 0
+    return _show(scale_report, results, args.out)
 
 
 def _phases(args: argparse.Namespace, default: tuple[str, ...]) -> tuple[str, ...]:
@@ -397,10 +210,7 @@ def _outage(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise SystemExit(f"lgos-bench outage: {exc}") from None
     results = outage.run(say, plan, python=args.lgos_python, logs=args.logs)
-    markdown, data = outage.write(results, args.out)
-    say("\n" + outage.render(results))
-    say(f"wrote {markdown} and {data}")
-    return 0
+    return _show(outage, results, args.out)
 
 
 def _fairshare(args: argparse.Namespace) -> int:
@@ -417,10 +227,7 @@ def _fairshare(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise SystemExit(f"lgos-bench fairshare: {exc}") from None
     results = fairshare.run(say, plan, python=args.lgos_python, logs=args.logs)
-    markdown, data = fairshare.write(results, args.out)
-    say("\n" + fairshare.render(results))
-    say(f"wrote {markdown} and {data}")
-    return 0
+    return _show(fairshare, results, args.out)
 
 
 def _growth(args: argparse.Namespace) -> int:
@@ -442,8 +249,13 @@ def _growth(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise SystemExit(f"lgos-bench growth: {exc}") from None
     results = growth.run(say, plan, logs=args.logs)
-    markdown, data = growth.write(results, args.out)
-    say("\n" + growth.render(results))
+    return _show(growth, results, args.out)
+
+
+def _show(report: Any, results: Any, out: Path) -> int:
+    """Write a mode's results (Markdown and JSON) and show its table."""
+    markdown, data = report.write(results, out)
+    say("\n" + report.render(results))
     say(f"wrote {markdown} and {data}")
     return 0
 
@@ -452,10 +264,7 @@ def _single_mode(report: Any, config: RunConfig, out: Path, **options: Any) -> i
     """Run one report module's mode (``store``, ``idle``), write and show it."""
     say(f"placement: {config.placement.describe()}")
     results = report.run(config.placement, config.workload, say, **options)
-    markdown, data = report.write(results, out)
-    say("\n" + report.render(results))
-    say(f"wrote {markdown} and {data}")
-    return 0
+    return _show(report, results, out)
 
 
 def _inprocess(args: argparse.Namespace, keys: list[str]) -> int:
@@ -478,14 +287,11 @@ def _inprocess(args: argparse.Namespace, keys: list[str]) -> int:
         tokens=args.tokens,
     )
     results = compare.run(sides, plan, say, postgres=args.postgres, limit=args.limit)
-    markdown, data = compare.write(results, args.out)
-    say("\n" + compare.render(results))
-    say(f"wrote {markdown} and {data}")
-    return 0
+    return _show(compare, results, args.out)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_intermixed_args(argv)
+    args = build_parser(__doc__ or "").parse_intermixed_args(argv)
     if args.scenario[:1] == ["inprocess"]:
         # Unpinned: both sides run in this process, on whichever core is free.
         return _inprocess(args, args.scenario[1:])
