@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import random
 import statistics
-import subprocess
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from lgos_bench.growth_data import Shape, Sizes, build, table_sizes
 from lgos_bench.growth_ops import Operation, close_subject, open_subject, operations
 from lgos_bench.growth_sweep import sweep
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
+from lgos_bench.suite import library_revision
 
 TARGET = 1.2
 """Issue 48: each operation within 1.2x of its cost on an empty database."""
@@ -69,29 +69,6 @@ def _create(url: str, name: str, log: Log) -> str:
 
 def _shape(side: str, sizes: Sizes) -> Shape:
     return Shape.grown(sizes) if side == "grown" else Shape.empty(sizes)
-
-
-def _library() -> str:
-    """The commit of the library measured (``+`` when its tree has changes)."""
-    import langgraph_openai_serve
-
-    folder = Path(langgraph_openai_serve.__file__).parent
-    try:
-        commit = subprocess.run(
-            ["git", "-C", str(folder), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "-C", str(folder), "status", "--porcelain", "--", "."],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return commit + ("+" if dirty else "")
 
 
 def _ratio_interval(empty: list[float], grown: list[float]) -> tuple[float, float]:
@@ -194,7 +171,7 @@ def run(log: Log, plan: Plan, *, logs: Path | None = None) -> dict[str, Any]:
     return {
         "meta": {
             "mode": "growth",
-            "library": _library(),
+            "library": library_revision(),
             "sizes": asdict(plan.sizes),
             "tries": plan.tries,
             "target": TARGET,
