@@ -7,45 +7,22 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 from interrupt_graphs import refund_graph
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.runtime import Runtime
+from langgraph.graph import MessagesState
 from langgraph_openai_serve import (
-    ClientSettings,
     GraphConfig,
     GraphFeature,
     GraphRegistry,
-    GraphRequest,
     InMemoryRunCoordinator,
 )
 from langgraph_openai_serve.testing import ScriptedChatModel
+from lgos_testkit.graphs import caller_context, whoami_graph
 from starlette.requests import Request
 from support import one_node_graph, single_model_graph
-
-
-@dataclass(frozen=True)
-class Caller:
-    scope: str | None
-
-
-def caller_context(request: GraphRequest, _settings: ClientSettings | None) -> Caller:
-    return Caller(scope=request.scope)
-
-
-def whoami_graph() -> Any:
-    async def answer(state: MessagesState, runtime: Runtime[Caller]) -> dict[str, Any]:
-        return {"messages": [AIMessage(content=f"scope={runtime.context.scope}")]}
-
-    builder = StateGraph(MessagesState, context_schema=Caller)
-    builder.add_node("answer", answer)
-    builder.add_edge(START, "answer")
-    builder.add_edge("answer", END)
-    return builder.compile()
 
 
 def registry() -> GraphRegistry:

@@ -23,14 +23,8 @@ import pytest
 import yaml
 from fastapi import FastAPI
 from gateway_configs import MASTER_KEY, compose_config, native_config
-from langchain_core.messages import AIMessage
-from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.runtime import Runtime
 from langgraph_openai_serve import (
-    GraphConfig,
-    GraphFeature,
     GraphRegistry,
-    GraphRequest,
     LanggraphOpenaiServe,
     Settings,
 )
@@ -48,6 +42,7 @@ from lgos_stack.gateway import (
     ui_key,
 )
 from lgos_testkit import ThreadServer, lgos_routes, wait_until
+from lgos_testkit.graphs import whoami_config
 from lgos_testkit.litellm import LiteLLM, litellm
 
 pytestmark = pytest.mark.timeout(600)
@@ -57,37 +52,8 @@ COMPOSE_LGOS_KEY = "sk-compose-test-lgos-gateway"
 COMPOSE_UI_KEY = "sk-compose-test-ui"
 
 
-@dataclass(frozen=True)
-class Caller:
-    scope: str | None
-
-
-def whoami_graph() -> Any:
-    async def answer(state: MessagesState, runtime: Runtime[Caller]) -> dict[str, Any]:
-        return {"messages": [AIMessage(content=f"scope={runtime.context.scope}")]}
-
-    builder = StateGraph(MessagesState, context_schema=Caller)
-    builder.add_node("answer", answer)
-    builder.add_edge(START, "answer")
-    builder.add_edge("answer", END)
-    return builder.compile()
-
-
-def caller_context(request: GraphRequest, _settings: object) -> Caller:
-    return Caller(scope=request.scope)
-
-
 def _lgos_app(gateway_key: str) -> FastAPI:
-    graphs = GraphRegistry(
-        registry={
-            "whoami": GraphConfig(
-                graph=whoami_graph(),
-                description="Answers with the tenant it runs for.",
-                features={GraphFeature.BACKGROUND},
-                context_factory=caller_context,
-            )
-        }
-    )
+    graphs = GraphRegistry(registry={"whoami": whoami_config()})
     app = FastAPI()
     settings = Settings(GATEWAY_KEYS=json.dumps({gateway_key: "gateway"}))
     LanggraphOpenaiServe(graphs=graphs, app=app, settings=settings).bind_openai_api()

@@ -13,21 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import openai
 import pytest
 from fastapi import FastAPI
-from langchain_core.messages import AIMessage
-from langgraph.graph import END, START, MessagesState, StateGraph
-from langgraph.runtime import Runtime
 from langgraph_openai_serve import (
-    GraphConfig,
-    GraphFeature,
     GraphRegistry,
-    GraphRequest,
     LanggraphOpenaiServe,
     Settings,
 )
@@ -40,6 +32,7 @@ from lgos_chainlit.files import FilesError
 from lgos_chainlit.identity import end_user_id
 from lgos_chainlit.services import Services, build_services
 from lgos_testkit import ThreadServer, async_wait_until, files_api_on_seaweedfs
+from lgos_testkit.graphs import whoami_config
 from ui_support import collect
 
 pytestmark = pytest.mark.anyio
@@ -49,38 +42,9 @@ FILES_GATEWAY_KEY = "sk-chainlit-test-files-gateway"
 BOB = "bob@example.com"
 
 
-@dataclass(frozen=True)
-class Caller:
-    scope: str | None
-
-
-def caller_context(request: GraphRequest, _settings: object) -> Caller:
-    return Caller(scope=request.scope)
-
-
-def whoami_graph() -> Any:
-    async def answer(state: MessagesState, runtime: Runtime[Caller]) -> dict[str, Any]:
-        return {"messages": [AIMessage(content=f"scope={runtime.context.scope}")]}
-
-    builder = StateGraph(MessagesState, context_schema=Caller)
-    builder.add_node("answer", answer)
-    builder.add_edge(START, "answer")
-    builder.add_edge("answer", END)
-    return builder.compile()
-
-
 @pytest.fixture(scope="module")
 def config(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UIConfig]:
-    graphs = GraphRegistry(
-        registry={
-            "whoami": GraphConfig(
-                graph=whoami_graph(),
-                description="Answers with the tenant it runs for.",
-                features={GraphFeature.BACKGROUND},
-                context_factory=caller_context,
-            )
-        }
-    )
+    graphs = GraphRegistry(registry={"whoami": whoami_config()})
     app = FastAPI()
     settings = Settings(GATEWAY_KEYS=json.dumps({LGOS_GATEWAY_KEY: "gateway"}))
     LanggraphOpenaiServe(graphs=graphs, app=app, settings=settings).bind_openai_api()

@@ -1,15 +1,19 @@
-"""Graphs the suites share: the two-approver interrupt graph, and one that
+"""Graphs the suites share: the two-approver interrupt graph, one that
 answers with the transcript it was given (kept-Responses and chaining tests
-see which turns reached the graph)."""
+see which turns reached the graph), and ``whoami``, which answers with the
+tenant it runs for (the identity tests see whom a gateway made the caller)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.runtime import Runtime
 from langgraph.types import interrupt
+from langgraph_openai_serve import GraphConfig, GraphFeature, GraphRequest
 
 
 class Approvals(MessagesState):
@@ -61,3 +65,37 @@ def transcript_graph() -> Any:
         return {"messages": [AIMessage(content=transcript(state["messages"]))]}
 
     return StateGraph(MessagesState).add_node(agent).add_edge(START, "agent").compile()
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The whoami graph's context: the scope LGOS ran the request for."""
+
+    scope: str | None
+
+
+def caller_context(request: GraphRequest, _settings: object) -> Caller:
+    return Caller(scope=request.scope)
+
+
+def whoami_graph() -> Any:
+    """Answers ``scope=<the caller's scope>``."""
+
+    async def answer(state: MessagesState, runtime: Runtime[Caller]) -> dict[str, Any]:
+        return {"messages": [AIMessage(content=f"scope={runtime.context.scope}")]}
+
+    builder = StateGraph(MessagesState, context_schema=Caller)
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "answer")
+    builder.add_edge("answer", END)
+    return builder.compile()
+
+
+def whoami_config() -> GraphConfig:
+    """The ``whoami`` graph as registered: background runs allowed."""
+    return GraphConfig(
+        graph=whoami_graph(),
+        description="Answers with the tenant it runs for.",
+        features={GraphFeature.BACKGROUND},
+        context_factory=caller_context,
+    )
