@@ -110,7 +110,7 @@ async def prepare_run(
     Adapter errors (``InvalidRequestError`` included) surface here, before a
     response has started.
     """
-    if scope is not None:
+    if scope is not None and request.scope != scope:
         request = replace(request, scope=scope)
     graph = await config.resolve_graph()
     plan = (

@@ -55,6 +55,7 @@ def decode_chat_request(
     *,
     file_inputs: bool = True,
     generation: Generation = NONE,
+    scope: str | None = None,
 ) -> tuple[GraphRequest, list[BaseMessage]]:
     """Normalize one validated request for the graph layer.
 
@@ -83,6 +84,7 @@ def decode_chat_request(
         tool_choice=_tool_choice(body.tool_choice),
         parallel_tool_calls=body.parallel_tool_calls,
         generation=generation.options,
+        scope=scope,
         output_schema=generation.output_schema,
     )
     return request, convert_messages(body.messages, file_inputs=file_inputs)

@@ -79,6 +79,7 @@ async def _complete(
         body,
         file_inputs=config.supports(GraphFeature.FILE_INPUTS),
         generation=chat_generation(body, config),
+        scope=scope,
     )
     completion_id = new_completion_id()
     watch = state.observer.run(

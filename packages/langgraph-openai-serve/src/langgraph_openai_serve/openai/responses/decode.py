@@ -26,6 +26,7 @@ def decode_response_request(
     server_tools: Set[str] = frozenset(),
     approval_label: str | None = None,
     generation: Generation = NONE,
+    scope: str | None = None,
 ) -> tuple[GraphRequest, list[BaseMessage]]:
     """Normalize one validated request for the graph layer (``generation``:
     its controls, checked against the graph by ``generation.py``).
@@ -35,7 +36,7 @@ def decode_response_request(
             inconsistent replayed exchange, or files for a graph without
             ``FILE_INPUTS``.
     """
-    request = graph_request_of(body, server_tools, approval_label, generation)
+    request = graph_request_of(body, server_tools, approval_label, generation, scope)
     messages: list[BaseMessage] = []
     if body.instructions:
         messages.append(SystemMessage(content=body.instructions))
@@ -61,6 +62,7 @@ def decode_resume(
     *,
     server_tools: Set[str] = frozenset(),
     generation: Generation = NONE,
+    scope: str | None = None,
 ) -> tuple[GraphRequest, dict[str, str]]:
     """A resume: ``previous_response_id`` plus only ``function_call_output``
     items answering ``lgos_interrupt`` calls. Returns answers by interrupt id.
@@ -94,7 +96,9 @@ def decode_resume(
                 param=f"input[{index}].call_id",
             )
         answers[interrupt_id] = item.output
-    return graph_request_of(body, server_tools, generation=generation), answers
+    return graph_request_of(
+        body, server_tools, generation=generation, scope=scope
+    ), answers
 
 
 def ends_with_interrupt_answers(body: schemas.ResponseCreateRequest) -> bool:
@@ -114,8 +118,10 @@ def graph_request_of(
     server_tools: Set[str],
     approval_label: str | None = None,
     generation: Generation = NONE,
+    scope: str | None = None,
 ) -> GraphRequest:
-    """The protocol-neutral request, with tools checked against the graph."""
+    """The protocol-neutral request, with tools checked against the graph
+    (``scope``: the tenant it runs for, when the caller knows it already)."""
     tools = select_tools(body, server_tools, approval_label)
     return GraphRequest(
         model=body.model,
@@ -127,4 +133,5 @@ def graph_request_of(
         server_tools=tools.server_tools,
         generation=generation.options,
         output_schema=generation.output_schema,
+        scope=scope,
     )

@@ -51,9 +51,10 @@ class OpenRun:
 
 
 def decode(
-    body: ResponseCreateRequest, config: GraphConfig
+    body: ResponseCreateRequest, config: GraphConfig, scope: str | None = None
 ) -> tuple[GraphRequest, list[BaseMessage], dict[str, Any] | None]:
-    """Validate and normalize a request: (request, messages, resume answers)."""
+    """Validate and normalize a request: (request, messages, resume answers),
+    the request for the tenant ``scope``."""
     server_tools = frozenset(config.server_tools)
     generation = responses_generation(body, config)
     approvals = config.interrupt_protocol == "mcp_approval"
@@ -70,10 +71,11 @@ def decode(
                 "A resume continues the paused run; new instructions are not allowed.",
                 param="instructions",
             )
-        return graph_request_of(body, server_tools, label, generation), [], answers
+        request = graph_request_of(body, server_tools, label, generation, scope)
+        return request, [], answers
     if body.previous_response_id is not None:
         request, outputs = decode_resume(
-            body, server_tools=server_tools, generation=generation
+            body, server_tools=server_tools, generation=generation, scope=scope
         )
         return request, [], dict(outputs)
     request, messages = decode_response_request(
@@ -82,6 +84,7 @@ def decode(
         server_tools=server_tools,
         approval_label=label,
         generation=generation,
+        scope=scope,
     )
     return request, messages, None
 
@@ -117,7 +120,7 @@ async def open_run(
     background submit stores its Response under the same lease), so a
     foreground resume never takes a pause from an accepted background one.
     """
-    graph_request, messages, answers = decode(body, config)
+    graph_request, messages, answers = decode(body, config, scope)
     lease = None
     if config.supports(GraphFeature.INTERRUPTS):
         lease = await open_interrupt_run(
