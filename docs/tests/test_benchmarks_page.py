@@ -123,7 +123,7 @@ def _counts(report: dict[str, Any]) -> dict[tuple[str, str], int]:
 def test_the_quoted_instruction_counts_match_the_named_runs():
     rows = [line for line in PAGE.splitlines() if "-instructions` |" in line]
 
-    assert len(rows) == 16  # 12 against the baselines, 4 of kept Responses
+    assert len(rows) == 20  # 16 against the baselines, 4 of kept Responses
     for row in rows:
         report = _run(row, "instructions")
         counts = _counts(report)
