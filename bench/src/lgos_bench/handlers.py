@@ -23,10 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import re
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -34,11 +31,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from lgos_bench.instructions import _switch, _wait_for, valgrind_tools
+from lgos_bench.instructions import counted_instructions
 from lgos_bench.report import RESULTS_DIR, write_pair
 
 WAYS = ("none", "langchain", "same-work", "lgos-config", "lgos")
-_TOTALS = re.compile(r"^totals:\s+(\d+)", re.MULTILINE)
 _STREAM_MODES: Any = ["messages", "values"]
 
 Attach = Callable[[], tuple[Any, contextlib.AbstractContextManager[Any]]]
@@ -66,42 +62,10 @@ def _ways() -> dict[str, Attach]:
 
 def count(way: str, stream: bool, runs: int) -> int:
     """Instructions per graph run with usage counted ``way``."""
-    valgrind, control = valgrind_tools()
-    with tempfile.TemporaryDirectory(prefix="lgos-handlers-") as folder:
-        flag, out = Path(folder) / "flag", Path(folder) / "callgrind.out"
-        argv = [
-            valgrind,
-            "--tool=callgrind",
-            "--instr-atstart=no",
-            f"--callgrind-out-file={out}",
-            sys.executable,
-            "-m",
-            "lgos_bench.handlers",
-            way,
-            "stream" if stream else "json",
-            str(runs),
-            str(flag),
-        ]
-        log = Path(folder) / "child.log"
-        with log.open("wb") as sink:
-            child = subprocess.Popen(argv, stdout=sink, stderr=subprocess.STDOUT)
-            try:
-                _wait_for(flag.with_suffix(".ready"), child, log)
-                _switch(control, child.pid, "on")
-                flag.with_suffix(".go").touch()
-                _wait_for(flag.with_suffix(".done"), child, log)
-                _switch(control, child.pid, "off")
-                flag.with_suffix(".stop").touch()
-                if child.wait(timeout=600) != 0:
-                    raise RuntimeError(f"callgrind child failed:\n{log.read_text()}")
-            finally:
-                if child.poll() is None:
-                    child.kill()
-                    child.wait()
-        totals = _TOTALS.search(out.read_text())
-        if totals is None:
-            raise RuntimeError(f"no instruction total in {out}")
-    return int(totals[1]) // runs
+    total = counted_instructions(
+        "lgos_bench.handlers", [way, "stream" if stream else "json", str(runs)]
+    )
+    return total // runs
 
 
 def count_all(runs: int, say: Callable[[str], None]) -> dict[str, dict[str, int]]:

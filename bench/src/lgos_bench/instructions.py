@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -96,8 +96,31 @@ def count(
     label = side.label
     if database_url is not None:
         side = side.with_default("LGOS_DATABASE_URL", database_url)
-    valgrind, control = valgrind_tools()
     mode = "stream" if stream else "json"
+    total = counted_instructions(
+        "lgos_bench.instructions",
+        [side.app, api, mode, str(requests)],
+        [str(concurrency)],
+        env=dict(side.env),
+    )
+    per_request = total // requests
+    return Count(f"{api}/{mode}/plain", label, requests, per_request, concurrency)
+
+
+def counted_instructions(
+    module: str,
+    args: Sequence[str],
+    after_flag: Sequence[str] = (),
+    *,
+    env: dict[str, str] | None = None,
+) -> int:
+    """Instructions the child ``python -m module *args FLAG *after_flag``
+    runs between touching ``FLAG.ready`` and ``FLAG.done`` (callgrind counts
+    only while it is switched on: not the imports, not the warm-up).
+
+    The child waits for ``FLAG.go`` before its counted work and for
+    ``FLAG.stop`` before it exits."""
+    valgrind, control = valgrind_tools()
     with tempfile.TemporaryDirectory(prefix="lgos-callgrind-") as folder:
         flag = Path(folder) / "flag"
         out = Path(folder) / "callgrind.out"
@@ -108,19 +131,18 @@ def count(
             f"--callgrind-out-file={out}",
             sys.executable,
             "-m",
-            "lgos_bench.instructions",
-            side.app,
-            api,
-            mode,
-            str(requests),
+            module,
+            *args,
             str(flag),
-            str(concurrency),
+            *after_flag,
         ]
         log = Path(folder) / "child.log"
-        env = {**os.environ, **dict(side.env)}
         with log.open("wb") as sink:
             child = subprocess.Popen(
-                argv, stdout=sink, stderr=subprocess.STDOUT, env=env
+                argv,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, **(env or {})},
             )
             try:
                 _wait_for(flag.with_suffix(".ready"), child, log)
@@ -138,8 +160,7 @@ def count(
         totals = _TOTALS.search(out.read_text())
         if totals is None:
             raise RuntimeError(f"no instruction total in {out}")
-    per_request = int(totals[1]) // requests
-    return Count(f"{api}/{mode}/plain", label, requests, per_request, concurrency)
+    return int(totals[1])
 
 
 def _switch(control: str, pid: int, state: str) -> None:
