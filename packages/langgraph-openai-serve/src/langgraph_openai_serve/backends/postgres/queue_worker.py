@@ -241,6 +241,22 @@ class _Worker(Worker):
             # would take it at its next poll, seconds later.
             self._new_job_event.set()
 
+    async def _fetch_and_process_jobs(self) -> None:
+        try:
+            await super()._fetch_and_process_jobs()  # type: ignore[no-untyped-call]
+        except Exception as error:
+            if database_fault(error) is None:
+                raise
+            # A look for jobs that met the database away (a job that just
+            # ended asks for one at once) is not the worker's end: it looks
+            # again at the next notification or poll. Whether the worker
+            # starts over is its heartbeat's call, as before.
+            logger.warning(
+                "background.fetch_failed retry_in=%gs: %s",
+                self.fetch_job_polling_interval,
+                error,
+            )
+
     async def _monitor_side_tasks(self, side_tasks: list[asyncio.Task[Any]]) -> None:
         watched = {task: task.get_name() for task in side_tasks}
         delay = LISTEN_RETRY_SECONDS[0]
