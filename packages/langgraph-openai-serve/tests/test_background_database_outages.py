@@ -11,6 +11,7 @@ takes it, and the queue runs it again from its last checkpoint: it ends
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -109,21 +110,29 @@ def _server(database: FaultyPostgres, held: Held, **settings: Any) -> Any:
     ).bind_openai_api()
 
 
-def _worker(server: Any, concurrency: int = 2) -> Any:
+def _worker(server: Any, concurrency: int = 2, heartbeat_interval: float = 1.0) -> Any:
     return server.services.backend.jobs.worker(
         concurrency=concurrency,
         shutdown_timeout=5.0,
-        heartbeat_interval=1.0,
+        heartbeat_interval=heartbeat_interval,
         stalled_check_interval=3600.0,
     )
 
 
 @pytest.fixture
 async def fleet(database: FaultyPostgres, held: Held) -> AsyncIterator[Fleet]:
+    async with _fleet(database, held) as running_fleet:
+        yield running_fleet
+
+
+@contextlib.asynccontextmanager
+async def _fleet(
+    database: FaultyPostgres, held: Held, heartbeat_interval: float = 1.0
+) -> AsyncIterator[Fleet]:
     server = _server(database, held)
     await server.services.state.registry.resolve_all()
     services = server.services
-    worker = _worker(server)
+    worker = _worker(server, heartbeat_interval=heartbeat_interval)
     running = asyncio.create_task(worker.run())
     async with httpx.AsyncClient(
         transport=httpx.ASGITransport(app=server.app), base_url="http://lgos.test"
@@ -364,6 +373,27 @@ async def test_a_worker_listens_for_new_jobs_again_after_a_refusal(
 
     assert ended["status"] == "completed", ended
     assert fleet.worker.restarts == 0  # the listener came back, not a new worker
+
+
+async def test_a_look_for_jobs_the_database_refuses_does_not_restart_the_worker(
+    database, held, caplog
+):
+    caplog.set_level(logging.WARNING, logger="langgraph_openai_serve")
+    # No heartbeat during the test: only the look for jobs meets the refusal.
+    async with _fleet(database, held, heartbeat_interval=3600.0) as fleet:
+        held.release.set()
+        await _settled(fleet.http, await _submit_retried(fleet.http))
+
+        async def looked() -> bool:
+            return any("background.fetch_failed" in r.message for r in caplog.records)
+
+        with database.refusing():
+            fleet.worker._worker._new_job_event.set()  # what a job's end does
+            await async_wait_until(looked, PROMPT, "the worker to look for jobs")
+        ended = await _settled(fleet.http, await _submit_retried(fleet.http))
+
+        assert ended["status"] == "completed", ended
+        assert fleet.worker.restarts == 0
 
 
 async def test_readiness_is_back_at_once_after_a_reset(fleet, database, held):
