@@ -20,12 +20,14 @@ import psycopg
 import pytest
 from langgraph_openai_serve.backends.postgres.responses import PostgresResponseStore
 from langgraph_openai_serve.responses.protocol import BackgroundJob
+from lgos_testkit import async_wait_until
 
 pytestmark = pytest.mark.anyio
 
 RETENTION = dt.timedelta(days=30)
-SECONDS = 10.0
-"""Bound on each wait below (none is reached when the sweep behaves)."""
+SECONDS = 60.0
+"""Bound on each wait below (none is reached when the sweep behaves; generous
+for a machine whose cores are busy)."""
 
 
 async def _ended_background(store: PostgresResponseStore, key: str) -> str:
@@ -46,18 +48,17 @@ async def _ended_background(store: PostgresResponseStore, key: str) -> str:
 
 async def _blocked_by(conn: psycopg.AsyncConnection, holder: int) -> None:
     """Wait until a statement waits for a lock ``holder`` (a backend pid) holds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + SECONDS
-    while True:
+
+    async def blocked() -> bool:
         cursor = await conn.execute(
             "SELECT count(*) FROM pg_stat_activity "
             "WHERE %s = ANY(pg_blocking_pids(pid))",
             (holder,),
         )
-        if (await cursor.fetchone())[0]:
-            return
-        assert loop.time() < deadline, "the sweep never reached the held row"
-        await asyncio.sleep(0.02)
+        row = await cursor.fetchone()
+        return bool(row and row[0])
+
+    await async_wait_until(blocked, SECONDS, "the sweep to reach the held row")
 
 
 async def test_a_held_sweep_has_committed_its_earlier_batches(
