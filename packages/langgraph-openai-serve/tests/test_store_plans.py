@@ -360,3 +360,31 @@ async def test_a_missing_index_shows_as_a_sequential_scan(planned):
 
     scans = plans.scans(await _partial_indexes(backend))
     assert [table for table, _ in scans] == ["lgos_batches"]
+
+
+async def test_a_turns_earlier_items_are_found_by_its_response_alone(
+    planned,
+):
+    # Appending a turn removes what an earlier attempt of its Response
+    # added. On a grown store a long Conversation's items lie one to a page,
+    # so finding them through the Conversation's order alone reads a page
+    # per item of the Conversation.
+    backend, plans = planned
+    ids = await _rows(backend)
+    holder = f"resp_{uuid.uuid4().hex}"
+    plans.seen.clear()
+
+    await backend.conversations.add_items(
+        ids["conversation"], TENANT, [_message("user", "more")], response_id=holder
+    )
+
+    deletes = [
+        plan for plan in plans.seen if plan["Query Text"].lstrip().startswith("DELETE")
+    ]
+    assert len(deletes) == 1
+    conditions = [
+        node.get("Index Cond", "")
+        for node in _nodes(deletes[0]["Plan"])
+        if node.get("Relation Name") == "lgos_conversation_items"
+    ]
+    assert any("response_id" in condition for condition in conditions), conditions
