@@ -54,26 +54,6 @@ SELECT snapshot, input_items FROM chain ORDER BY depth DESC
 """
 
 
-# One batch of the retention sweep: the oldest finished Responses created
-# before the cutoff, from where the last batch reached (through the
-# created_at index, so every batch starts where the previous one ended, not
-# over the index entries of the rows it deleted); rows another transaction
-# holds are skipped. How many went, and the newest creation among them.
-EXPIRED_BATCH = """
-WITH doomed AS (
-    SELECT id FROM lgos_background_responses
-    WHERE created_at < %(before)s AND created_at >= %(since)s
-    AND snapshot->>'status' = ANY(%(ended)s)
-    ORDER BY created_at LIMIT %(batch)s
-    FOR UPDATE SKIP LOCKED
-), gone AS (
-    DELETE FROM lgos_background_responses r USING doomed
-    WHERE r.id = doomed.id RETURNING r.created_at
-)
-SELECT count(*) AS deleted, max(created_at) AS reached FROM gone
-"""
-
-
 def original(
     row: Any, idempotency_key: str | None, body_digest: str | None
 ) -> dict[str, Any]:
