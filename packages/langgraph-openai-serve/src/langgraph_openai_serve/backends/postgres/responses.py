@@ -6,22 +6,16 @@ restart loses nothing. A Response is
 stored in the same transaction that puts its job on the queue (the backend's
 ``enqueue`` runs on the store's connection), so neither exists without the
 other. Followers of a
-running stream wake on a notification sent with each stored event and
-snapshot (``notify.py``), and re-read every ``poll_interval`` seconds in
-case one was missed. A follower whose read meets a database outage keeps
-its stream open (the SSE pings go on) and reads again every second, for up
-to ``follow_patience`` seconds of outage; the run it follows is handed back
-and run again meanwhile, so the follower sees it through. The backend
-creates the tables (``lgos db-setup``).
+running stream (``response_follower.py``) wake on a notification sent with
+each stored event and snapshot (``notify.py``) and wait out a database
+outage of up to ``follow_patience`` seconds; the retention sweep is
+``retention_sweep.py``. The backend creates the tables (``lgos db-setup``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
-import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Sequence
-from contextlib import aclosing
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from pydantic_core import to_json
@@ -30,12 +24,13 @@ from langgraph_openai_serve.backends.postgres.database import Database, read_onl
 from langgraph_openai_serve.backends.postgres.notify import (
     NOTIFY,
     ResponseListener,
-    Wake,
+)
+from langgraph_openai_serve.backends.postgres.response_follower import (
+    ResponseFollower,
 )
 from langgraph_openai_serve.backends.postgres.response_rows import (
     CHAIN,
     DRIVES,
-    FOLLOW,
     LIVE_RUN_INDEX,
     job_json,
     job_of,
@@ -53,7 +48,6 @@ from langgraph_openai_serve.backends.postgres.schema import (
 )
 from langgraph_openai_serve.graph.errors import RunBusyError
 from langgraph_openai_serve.operations.admission import LimitReached
-from langgraph_openai_serve.operations.outages import database_fault
 from langgraph_openai_serve.responses.protocol import (
     TERMINAL_STATUSES,
     Attempt,
@@ -62,11 +56,6 @@ from langgraph_openai_serve.responses.protocol import (
     StoredEvent,
     StoredTurn,
 )
-
-logger = logging.getLogger("langgraph_openai_serve")
-
-FOLLOW_RETRY_SECONDS = 1.0
-"""How often a follower reads again while the database is away."""
 
 _dumps = to_json
 """JSON for the columns: pydantic-core's encoder writes compact UTF-8 in one
@@ -97,8 +86,13 @@ class PostgresResponseStore:
         self._saves = SaveBatcher(self._connection, database.once_more)
         """Concurrent saves share statements (``saves.py``)."""
         self.idempotency_ttl = idempotency_ttl
-        self.poll_interval = poll_interval
-        self.follow_patience = follow_patience
+        self._follower = ResponseFollower(
+            self._connection,
+            self._listener,
+            poll_interval=poll_interval,
+            follow_patience=follow_patience,
+        )
+        """Streams a running Response's events (``response_follower.py``)."""
         self.sweep_batch = sweep_batch
         """Expired Responses one transaction of the retention sweep deletes."""
 
@@ -327,57 +321,8 @@ class PostgresResponseStore:
                     ],
                 )
 
-    async def events(self, response_id: str, after: int) -> AsyncIterator[StoredEvent]:
-        async with (
-            self._listener.subscribe(response_id) as wake,
-            aclosing(self._follow(response_id, after, wake)) as events,
-        ):
-            async for event in events:
-                yield event
-
-    async def _follow(
-        self, response_id: str, after: int, wake: Wake
-    ) -> AsyncGenerator[StoredEvent]:
-        position = after
-        while True:
-            rows = await self._next_rows(response_id, position)
-            if not rows:
-                return  # deleted
-            for row in rows:
-                if row["seq"] is not None:
-                    position = row["seq"]
-                    yield StoredEvent(row["seq"], row["event"])
-            # One statement reads the status and the events, from one
-            # snapshot: a terminal status means every event of the run has
-            # been yielded (the end's events are stored with it).
-            if rows[0]["status"] in TERMINAL_STATUSES:
-                return
-            await wake.wait(self.poll_interval)
-
-    async def _next_rows(self, response_id: str, position: int) -> list[Any]:
-        """The follower's next read, waiting out an outage of up to
-        ``follow_patience`` seconds (the read is safe to send again)."""
-        loop = asyncio.get_running_loop()
-        failing_since: float | None = None
-        while True:
-            try:
-                async with await self._connection() as conn:
-                    cursor = await conn.execute(FOLLOW, (position, response_id))
-                    rows: list[Any] = await cursor.fetchall()
-                    return rows
-            except Exception as error:
-                if database_fault(error) is None:
-                    raise
-                if failing_since is None:
-                    failing_since = loop.time()
-                    logger.warning(
-                        "background.follower_waits_for_database response=%s: %s",
-                        response_id,
-                        error,
-                    )
-                if loop.time() - failing_since >= self.follow_patience:
-                    raise
-            await asyncio.sleep(FOLLOW_RETRY_SECONDS)
+    def events(self, response_id: str, after: int) -> AsyncIterator[StoredEvent]:
+        return self._follower.events(response_id, after)
 
     async def request_cancel(self, response_id: str) -> bool:
         row = await self._one(
