@@ -63,24 +63,6 @@ QUEUE_INDEXES = (
 statistics read through (created by ``lgos db-setup`` after procrastinate's
 schema)."""
 
-WAITING_KINDS = f"""
-waiting_kinds AS (
-    (SELECT {_TENANT} AS tenant, priority FROM procrastinate_jobs
-      WHERE status = 'todo' AND queue_name = '{QUEUE}'
-      ORDER BY 1, 2 LIMIT 1)
-    UNION ALL
-    SELECT later.tenant, later.priority
-      FROM waiting_kinds AS kind
-      CROSS JOIN LATERAL (
-        SELECT {_TENANT} AS tenant, priority FROM procrastinate_jobs
-         WHERE status = 'todo' AND queue_name = '{QUEUE}'
-           AND ({_TENANT}, priority) > (kind.tenant, kind.priority)
-         ORDER BY 1, 2 LIMIT 1
-      ) AS later
-)"""
-"""Each (tenant, priority) with a waiting job, one index probe each (a
-recursive CTE: ``WITH RECURSIVE``)."""
-
 _HEAD_COLUMNS = "id, lock, scheduled_at"
 
 WAITING_HEADS = f"""
