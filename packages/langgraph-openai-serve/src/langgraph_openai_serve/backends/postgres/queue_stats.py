@@ -5,27 +5,28 @@ running, and how long the oldest ready one has waited since it was queued
 or put back (its last ``deferred``, ``deferred_for_retry`` or ``retried``
 event, or its schedule if later).
 
-A scrape must stay cheap however long the queue, so no job's event is read
-unless it can be the oldest. Each (tenant, priority) waiting is found by a
-skip scan (``WAITING_KINDS``, as the fair fetch does) and its jobs counted
-through the fetch's index. Of a line's jobs queued once and never
-scheduled, the first by id is the one queued first (ids are given in the
-order jobs are queued; the event's time is the start of the transaction
-that queued it, so a later id may read older by at most that transaction's
-length): its event alone is read. The jobs put back on the queue or
-scheduled are few (``lgos_jobs_waiting_again`` indexes them) and each is
-read. At 100,000 waiting jobs a scrape reads about 25 ms, where reading
-every job's events took 460 ms.
+A scrape must stay cheap however long the queue, so no waiting job is
+read one by one unless it can be the oldest or is left out of ``ready``.
+The waiting jobs per (tenant, priority) are counted by the database as they
+come and go (``queue_counts.py``); the jobs scheduled for later, left out
+of them, are few (``lgos_jobs_waiting_again`` indexes the jobs put back on
+the queue or scheduled) and each is read. Of a line's jobs queued once and
+never scheduled, the first by id is the one queued first (ids are given in
+the order jobs are queued; the event's time is the start of the
+transaction that queued it, so a later id may read older by at most that
+transaction's length): its event alone is read. The running jobs are the
+fleet's slots at most.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from langgraph_openai_serve.backends.postgres.fair_fetch import (
-    QUEUE,
-    TENANT_ARG,
-    WAITING_KINDS,
+from langgraph_openai_serve.backends.postgres.fair_fetch import QUEUE, TENANT_ARG
+from langgraph_openai_serve.backends.postgres.queue_counts import (
+    FOLD_AFTER,
+    WAITING_COUNTS,
+    fold_changes,
 )
 from langgraph_openai_serve.jobs.protocol import work_kind
 from langgraph_openai_serve.observability.queue import QueueStats, WorkCount
@@ -44,14 +45,11 @@ _FIRST = f"""(
 scheduled."""
 
 QUEUE_STATS = f"""
-WITH RECURSIVE {WAITING_KINDS},
+WITH {WAITING_COUNTS},
 waiting AS (
-    SELECT kind.tenant, kind.priority, (
-        SELECT count(*) FROM procrastinate_jobs AS j
-         WHERE {_WAITING} AND {_TENANT} = kind.tenant
-           AND j.priority = kind.priority
-    ) AS jobs, {_SINCE.format(job=_FIRST)} AS first_since
-    FROM waiting_kinds AS kind
+    SELECT kind.tenant, kind.priority, kind.jobs,
+        {_SINCE.format(job=_FIRST)} AS first_since
+    FROM waiting_counts AS kind
 ),
 again AS (
     SELECT {_TENANT} AS tenant, j.priority,
@@ -70,7 +68,7 @@ kinds AS (
     SELECT tenant, priority FROM waiting
     UNION SELECT tenant, priority FROM running
 )
-SELECT kinds.priority, kinds.tenant,
+SELECT noted.changes, kinds.priority, kinds.tenant,
     coalesce(waiting.jobs, 0) - (
         SELECT count(*) FROM again
          WHERE again.tenant = kinds.tenant AND again.priority = kinds.priority
@@ -82,16 +80,22 @@ SELECT kinds.priority, kinds.tenant,
          WHERE again.tenant = kinds.tenant AND again.priority = kinds.priority
            AND NOT again.later
     )))::float8 AS oldest
-FROM kinds
+FROM (SELECT count(*) AS changes FROM lgos_queue_waiting_changes) AS noted
+LEFT JOIN kinds ON true
 LEFT JOIN waiting USING (tenant, priority)
 LEFT JOIN running USING (tenant, priority)
 """
+"""A row per (tenant, priority) with jobs waiting or running (one with
+none when none is), each with the changes to the counts not folded yet."""
 
 
 async def queue_stats(conn: Any) -> QueueStats:
     """The queue's statistics, read on ``conn`` (a dict-row connection)."""
     cursor = await conn.execute(QUEUE_STATS)
     rows = await cursor.fetchall()
+    if rows[0]["changes"] > FOLD_AFTER:
+        await fold_changes(conn)
+    rows = [row for row in rows if row["priority"] is not None]
     work = tuple(
         WorkCount(
             work_kind(row["priority"]), row["tenant"], row["ready"], row["running"]
