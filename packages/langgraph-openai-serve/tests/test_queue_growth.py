@@ -133,6 +133,28 @@ async def test_ready_counts_match_the_queue_through_every_change_and_fold(
     assert after_fold[("c", "step")] == FOLD_AFTER + 1
 
 
+def _noted_changes(uri: str) -> int:
+    with psycopg.connect(uri) as conn:
+        row = conn.execute("SELECT count(*) FROM lgos_queue_waiting_changes").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+async def test_a_workers_sweep_folds_the_noted_changes_where_nothing_scrapes(
+    queue_backend, empty_database
+):
+    # Metrics off, or no Prometheus: no scrape folds the changes, which
+    # would grow by a row a queued, taken or finished job.
+    for n in range(FOLD_AFTER + 1):
+        await queue_backend.jobs.defer([_job(f"s{n}", "s", Priority.STEP)])
+    assert _noted_changes(empty_database) > FOLD_AFTER
+
+    await queue_backend.jobs.retry_stalled_jobs()
+
+    assert _noted_changes(empty_database) == 0
+    assert await _ready_by_line(queue_backend) == {("s", "step"): FOLD_AFTER + 1}
+
+
 def _succeeded() -> Any:
     from procrastinate.jobs import Status
 

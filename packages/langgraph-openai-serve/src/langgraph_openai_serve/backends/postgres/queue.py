@@ -22,6 +22,7 @@ No job is lost:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ from langgraph_openai_serve.backends.postgres.fair_fetch import (
     TENANT_ARG,
     fair_parameters,
 )
+from langgraph_openai_serve.backends.postgres.queue_counts import fold_when_due
 from langgraph_openai_serve.backends.postgres.queue_stats import queue_stats
 from langgraph_openai_serve.jobs.fairness import FairShare
 from langgraph_openai_serve.jobs.protocol import (
@@ -292,6 +294,11 @@ class ProcrastinateQueue:
                     job.task_name,
                     job.task_kwargs,
                 )
+            # The sweeper also folds the queue's noted counts, which would
+            # otherwise grow until a metrics scrape folds them (none before
+            # ``lgos db-setup`` put them in place).
+            with contextlib.suppress(psycopg.errors.UndefinedTable):
+                await fold_when_due(conn)
             # Closing the connection releases the advisory lock.
         if retried and self.count_reruns:
             rerun("stalled", len(retried))

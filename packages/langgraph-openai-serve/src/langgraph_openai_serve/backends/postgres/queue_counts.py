@@ -12,7 +12,9 @@ The triggers only insert (no row is updated by two transactions, so a
 submit and a take never wait on each other's counts, as they would on one
 counter row per pair until commit); a read folds the changes into the
 counts once there are ``FOLD_AFTER`` of them (``fold_changes``), so what a
-read sums grows with the traffic between two scrapes, not with the queue.
+read sums grows with the traffic between two scrapes, not with the queue;
+a worker's stalled-job sweep folds them too (``fold_when_due``), so they
+stay few where nothing scrapes.
 
 The tables and triggers are put in place by ``lgos db-setup`` after
 procrastinate's schema (``install_counts``), the counts started from the
@@ -23,6 +25,8 @@ for that moment.
 from __future__ import annotations
 
 from typing import Any
+
+from psycopg.rows import tuple_row
 
 from langgraph_openai_serve.backends.postgres.fair_fetch import QUEUE, TENANT_ARG
 
@@ -150,11 +154,19 @@ async def _installed(conn: Any) -> bool:
 
 async def fold_changes(conn: Any) -> None:
     """Fold the changes noted so far into the counts, unless another
-    connection is folding them now (``conn`` in autocommit)."""
-    async with conn.transaction():
-        cursor = await conn.execute(
-            "SELECT pg_try_advisory_xact_lock(%s) AS mine", (_FOLD_LOCK,)
-        )
+    connection is folding them now (``conn`` in autocommit, any row type)."""
+    async with conn.transaction(), conn.cursor(row_factory=tuple_row) as cursor:
+        await cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", (_FOLD_LOCK,))
         row = await cursor.fetchone()
-        if row["mine"]:
-            await conn.execute(_FOLD)
+        if row is not None and row[0]:
+            await cursor.execute(_FOLD)
+
+
+async def fold_when_due(conn: Any) -> None:
+    """Fold the changes if more than ``FOLD_AFTER`` wait: a worker's sweep
+    calls it, so the changes stay few where nothing scrapes the metrics."""
+    async with conn.cursor(row_factory=tuple_row) as cursor:
+        await cursor.execute("SELECT count(*) FROM lgos_queue_waiting_changes")
+        row = await cursor.fetchone()
+    if row is not None and row[0] > FOLD_AFTER:
+        await fold_changes(conn)
