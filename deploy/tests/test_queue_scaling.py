@@ -130,3 +130,44 @@ def test_the_query_reads_the_queue_the_worker_drains(base: Rendered) -> None:
         plain_env(base, worker)["LGOS_BACKGROUND_CONCURRENCY"]
         == (_trigger(base)["targetQueryValue"])
     )
+
+
+def test_a_poll_reads_only_the_running_and_scheduled_jobs(
+    base: Rendered, set_up_database: str
+) -> None:
+    # The waiting jobs are counted from the counts the database keeps; a
+    # poll reading procrastinate's table through an index of every job of
+    # the queue (or the whole table) grows with the queue and its history.
+    # With sequential scans off, the planner takes any index that serves a
+    # read: each read of the table must go through a partial index (the
+    # running jobs, the jobs scheduled or put back).
+    query = _trigger(base)["query"]
+    with psycopg.connect(set_up_database) as conn:
+        conn.execute("SET enable_seqscan = off")
+        (plan,) = conn.execute(f"EXPLAIN (FORMAT JSON) {query}").fetchone() or (None,)
+        indexes: dict[str, bool] = dict(
+            conn.execute(
+                "SELECT indexrelid::regclass::text, indpred IS NOT NULL "
+                "FROM pg_index WHERE indrelid = 'procrastinate_jobs'::regclass"
+            ).fetchall()
+        )
+    nodes = _nodes(plan[0]["Plan"])
+    read_through = [
+        node["Index Name"] for node in nodes if node.get("Index Name") in indexes
+    ]
+
+    assert not [
+        node
+        for node in nodes
+        if node["Node Type"] == "Seq Scan"
+        and node.get("Relation Name") == "procrastinate_jobs"
+    ]
+    assert read_through, "the running and the scheduled jobs are read"
+    assert all(indexes[name] for name in read_through), read_through
+
+
+def _nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
+    found = [node]
+    for child in node.get("Plans", ()):
+        found.extend(_nodes(child))
+    return found
