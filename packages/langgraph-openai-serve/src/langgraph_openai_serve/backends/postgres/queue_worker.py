@@ -223,9 +223,14 @@ class QueueWorker:
             )
 
 
-LISTEN_RETRY_SECONDS = (0.2, 5.0)
+LISTEN_RETRY_SECONDS = (0.2, 1.0)
 """A listener that ended is listened again after the first delay, doubling
-up to the second while it keeps failing."""
+up to the second while it keeps failing. The second bounds how long new
+jobs wait for a worker once the database is back (a worker whose look for
+jobs met the outage looks again when it listens again, or at its 5 s poll):
+with 5 s, a PostgreSQL restart of half a second kept new runs waiting 3 s
+(``lgos-bench outage``); a connection try a second per worker while the
+database is away costs it little."""
 
 
 class _Worker(Worker):
