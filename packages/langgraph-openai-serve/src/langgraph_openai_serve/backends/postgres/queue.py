@@ -294,12 +294,14 @@ class ProcrastinateQueue:
                     job.task_name,
                     job.task_kwargs,
                 )
+            if retried and self.count_reruns:
+                rerun("stalled", len(retried))
             # The sweeper also folds the queue's noted counts, which would
             # otherwise grow until a metrics scrape folds them (none before
-            # ``lgos db-setup`` put them in place).
+            # ``lgos db-setup`` put them in place). Counted first: a fold
+            # that meets an outage fails this sweep (the next one folds),
+            # not the record of the jobs it retried.
             with contextlib.suppress(psycopg.errors.UndefinedTable):
                 await fold_when_due(conn)
             # Closing the connection releases the advisory lock.
-        if retried and self.count_reruns:
-            rerun("stalled", len(retried))
         return retried
