@@ -17,6 +17,22 @@ from langgraph_openai_serve import GraphConfig, GraphRegistry, LanggraphOpenaiSe
 from langgraph_openai_serve.testing import ScriptedChatModel
 
 
+class _PausedAfterFirstToken(ScriptedChatModel):
+    """Streams its first token, then waits for the test's release marker
+    (named by the request's text) before the rest."""
+
+    markers: Path
+
+    async def _astream(self, messages, stop=None, run_manager=None, **kwargs):  # type: ignore[no-untyped-def]
+        release = self.markers / f"{messages[-1].text}.release"
+        first = True
+        async for chunk in super()._astream(messages, stop, run_manager, **kwargs):
+            yield chunk
+            while first and not release.exists():  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+            first = False
+
+
 def _one_node(node) -> object:  # type: ignore[no-untyped-def]
     builder = StateGraph(MessagesState)
     builder.add_node("agent", node)
@@ -32,6 +48,15 @@ def registry() -> GraphRegistry:
 
     async def stream_words(state: MessagesState) -> dict[str, list[BaseMessage]]:
         return {"messages": [await words.ainvoke(state["messages"])]}
+
+    paced = _PausedAfterFirstToken(
+        responder=lambda _: "first then the rest", markers=markers
+    )
+
+    async def pause_after_first_token(
+        state: MessagesState,
+    ) -> dict[str, list[BaseMessage]]:
+        return {"messages": [await paced.ainvoke(state["messages"])]}
 
     async def silent_until_released(
         state: MessagesState,
@@ -61,6 +86,9 @@ def registry() -> GraphRegistry:
     return GraphRegistry(
         registry={
             "words": GraphConfig(graph=_one_node(stream_words), description="words"),
+            "paced": GraphConfig(
+                graph=_one_node(pause_after_first_token), description="paced"
+            ),
             "silent": GraphConfig(
                 graph=_one_node(silent_until_released), description="silent"
             ),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import AIMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph_openai_serve.testing import ScriptedChatModel
 from support import (
     assert_golden,
@@ -129,3 +130,41 @@ async def test_answer_not_streamed_by_any_model_is_sent_whole(make_client):
     text, _ = await _streamed_text(make_client, config(one_node_graph(fixed)))
 
     assert text == "Computed without a model."
+
+
+async def test_a_sync_nodes_model_streams_its_answer_token_by_token(make_client):
+    model = ScriptedChatModel(replies=["Streamed from a worker thread."])
+
+    def answer(state):  # sync: LangGraph runs it in a worker thread
+        return {"messages": [model.invoke(state["messages"])]}
+
+    text, chunks = await _streamed_text(make_client, config(one_node_graph(answer)))
+
+    assert text == "Streamed from a worker thread."
+    deltas = [c.choices[0].delta.content for c in chunks if c.choices]
+    tokens = ["Streamed", " from", " a", " worker", " thread."]
+    assert [d for d in deltas if d] == tokens
+
+
+async def test_a_subgraphs_model_text_stays_out_of_the_answer(make_client):
+    notes = ScriptedChatModel(replies=["Private sub-agent notes."])
+    answerer = ScriptedChatModel(replies=["The answer is 42."])
+
+    async def take_notes(state):
+        await notes.ainvoke(state["messages"])
+        return {"messages": []}
+
+    async def answer(state):
+        return {"messages": [await answerer.ainvoke(state["messages"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("research", one_node_graph(take_notes, name="notes"))
+    builder.add_node("answer", answer)
+    builder.add_edge(START, "research")
+    builder.add_edge("research", "answer")
+    builder.add_edge("answer", END)
+
+    text, chunks = await _streamed_text(make_client, config(builder.compile()))
+
+    assert text == "The answer is 42."
+    assert chunks[-2].choices[0].finish_reason == "stop"

@@ -80,7 +80,7 @@ def test_serve_loads_the_registry_named_by_the_environment_and_logs_json(tmp_pat
     finally:
         stderr = _stop(process)
 
-    assert [m["id"] for m in models["data"]] == ["words", "silent", "hang"]
+    assert [m["id"] for m in models["data"]] == ["words", "paced", "silent", "hang"]
     assert reply.json()["choices"][0]["message"]["content"] == "one two three four five"
     lines = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
     access = [

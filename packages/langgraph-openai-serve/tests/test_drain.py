@@ -77,7 +77,12 @@ def test_sigterm_drains_then_a_second_one_stops_and_the_stream_in_flight_ends(
     }
     assert live.status_code == 200
     assert during.status_code == 200
-    assert [m["id"] for m in during.json()["data"]] == ["words", "silent", "hang"]
+    assert [m["id"] for m in during.json()["data"]] == [
+        "words",
+        "paced",
+        "silent",
+        "hang",
+    ]
     assert during.headers["connection"] == "close"
     # The stream begun before the signals ended as it would have anyway.
     assert any("done waiting" in line for line in lines)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,33 @@ def test_sdk_streams_from_a_real_server_over_tcp(live_server):
 
     assert "".join(d for d in deltas if d) == "one two three four five"
     assert len([d for d in deltas if d]) == 5
+
+
+def test_answer_text_reaches_the_client_while_the_model_still_streams(
+    quiet_live_server,
+):
+    # The model waits after its first token until the client has seen it: a
+    # server holding tokens back would leave both waiting until the read
+    # timeout (this server sends no keepalive that would reset it).
+    live_server = quiet_live_server
+    tag = uuid.uuid4().hex
+    body = {"model": "paced", "messages": _user(tag), "stream": True}
+    release = live_server.marker_dir / f"{tag}.release"
+    deltas = []
+
+    with httpx.stream(
+        "POST", f"{live_server.base_url}/chat/completions", json=body, timeout=30
+    ) as response:
+        for line in response.iter_lines():
+            if not line.startswith("data: {"):
+                continue
+            delta = json.loads(line[6:])["choices"][0]["delta"]
+            if delta.get("content"):
+                deltas.append((delta["content"], release.exists()))
+                release.touch()
+
+    assert "".join(text for text, _ in deltas) == "first then the rest"
+    assert deltas[0] == ("first", False)
 
 
 def _released_after_pings(lines: Iterator[str], release: Path, pings: int) -> list[str]:

@@ -54,6 +54,7 @@ from langgraph_openai_serve.graph.server_tools import (
     replayed_call_ids,
 )
 from langgraph_openai_serve.graph.status import read_status
+from langgraph_openai_serve.graph.token_tap import TEXT_MODE, TokenTap, tapped
 from langgraph_openai_serve.graph.usage import UsageCollector, counting
 from langgraph_openai_serve.observability.runs import RunWatch
 
@@ -194,14 +195,26 @@ def run_graph(
 
 
 def _astream(run: PreparedRun, *, stream: bool, statuses: bool) -> AsyncIterator[Any]:
-    """The graph's LangGraph stream (not started yet)."""
-    return run.graph.astream(
+    """The graph's LangGraph stream (not started yet).
+
+    A streamed run whose only other output is its final state takes its
+    answer text from a ``TokenTap`` instead of the ``messages`` mode."""
+    modes = _stream_modes(run, stream=stream, statuses=statuses)
+    tap = modes == _TAPPABLE
+    parts = run.graph.astream(
         run.input,
         _runnable_config(run),
         context=run.context,
-        stream_mode=_stream_modes(run, stream=stream, statuses=statuses),
+        stream_mode=_VALUES_ONLY if tap else modes,
         durability=_durability(run),
     )
+    if tap:
+        return tapped(parts, TokenTap(run.config.streamable_node_names))
+    return parts
+
+
+_TAPPABLE: list[StreamMode] = ["values", "messages"]
+_VALUES_ONLY: list[StreamMode] = ["values"]
 
 
 async def _run_planned(
@@ -246,6 +259,10 @@ async def _drive(
     # The graph's model calls are counted while it runs (``counting``).
     with counting(usage):
         async for mode, data in parts:
+            if mode == TEXT_MODE:
+                streamed.append(data)
+                yield TextDelta(data)
+                continue
             if mode == "values":
                 output = data
                 continue
