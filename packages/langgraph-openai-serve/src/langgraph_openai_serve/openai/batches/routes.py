@@ -21,8 +21,9 @@ from langgraph_openai_serve.openai.batches.schemas import BatchCreateRequest
 from langgraph_openai_serve.openai.error_docs import error_responses
 from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.state import ServeState, serve_state
+from langgraph_openai_serve.routing import RequestRoute
 
-router = APIRouter()
+router = APIRouter(route_class=RequestRoute)
 
 
 @router.post(

@@ -36,8 +36,9 @@ from langgraph_openai_serve.openai.request_body import openapi_body, parse_body
 from langgraph_openai_serve.openai.sse import EventStreamResponse
 from langgraph_openai_serve.openai.state import ServeState, serve_state
 from langgraph_openai_serve.openai.stream_failure import SHUTDOWN_FAILURE
+from langgraph_openai_serve.routing import RequestRoute
 
-router = APIRouter()
+router = APIRouter(route_class=RequestRoute)
 
 
 @router.post(

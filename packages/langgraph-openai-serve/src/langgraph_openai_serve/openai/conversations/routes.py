@@ -41,8 +41,9 @@ from langgraph_openai_serve.openai.responses.input_items import (
 )
 from langgraph_openai_serve.openai.responses.items import new_id
 from langgraph_openai_serve.openai.state import serve_state
+from langgraph_openai_serve.routing import RequestRoute
 
-router = APIRouter()
+router = APIRouter(route_class=RequestRoute)
 
 BODY_MODELS = (
     ConversationCreateRequest,

@@ -13,8 +13,9 @@ from langgraph_openai_serve.graph.config import GraphConfig
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.openai.error_docs import error_responses
 from langgraph_openai_serve.openai.state import serve_state
+from langgraph_openai_serve.routing import RequestRoute
 
-router = APIRouter()
+router = APIRouter(route_class=RequestRoute)
 
 OWNED_BY = "langgraph-openai-serve"
 

@@ -27,8 +27,9 @@ from langgraph_openai_serve.openai.responses.foreground import respond_in_foregr
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.responses.statuses import chosen
 from langgraph_openai_serve.openai.state import serve_state
+from langgraph_openai_serve.routing import RequestRoute
 
-router = APIRouter()
+router = APIRouter(route_class=RequestRoute)
 
 
 @router.post(

@@ -31,8 +31,9 @@ from langgraph_openai_serve.responses.errors import (
     ResponseNotFoundError,
 )
 from langgraph_openai_serve.responses.protocol import TERMINAL_STATUSES, ResponseStore
+from langgraph_openai_serve.routing import RequestRoute
 
-router = APIRouter()
+router = APIRouter(route_class=RequestRoute)
 
 
 @router.get(
