@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import secrets
 import time
-import uuid
 from typing import Any
 
 from langgraph_openai_serve.batches.protocol import Usage
+from langgraph_openai_serve.ids import random_hex
 
 BATCH_ENDPOINTS = ("/v1/responses", "/v1/chat/completions")
 COMPLETION_WINDOW = "24h"
@@ -79,7 +79,7 @@ def output_line(
     status, request id and body (the Response or ChatCompletion object, or
     the error envelope)."""
     return {
-        "id": f"batch_req_{uuid.uuid4().hex}",
+        "id": f"batch_req_{random_hex()}",
         "custom_id": custom_id,
         "response": {
             "status_code": status_code,

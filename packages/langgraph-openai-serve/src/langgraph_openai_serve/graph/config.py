@@ -201,8 +201,9 @@ class GraphConfig(BaseModel):
 
     async def resolve_graph(self) -> AnyGraph:
         """The compiled graph, calling the factory once and caching it."""
-        if self._graph is not None:
-            return self._graph
+        graph = self._graph  # a private attribute: one lookup through pydantic
+        if graph is not None:
+            return graph
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:

@@ -12,7 +12,6 @@ how the stream ended. One middleware, one ``send`` wrapper per request.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import time
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from langgraph_openai_serve.api_keys import END_USER_HEADER, ApiKeys, EndUserError
 from langgraph_openai_serve.batches.dispatch import INTERNAL_SCOPE_KEY
+from langgraph_openai_serve.ids import random_hex
 from langgraph_openai_serve.observability.http import route_template
 from langgraph_openai_serve.observability.observer import NO_OBSERVER, Observer
 from langgraph_openai_serve.observability.tracing import (
@@ -82,9 +82,7 @@ class RequestContextMiddleware:
         headers = dict(scope["headers"])
         incoming = headers.get(REQUEST_ID_HEADER, b"")
         request_id = (
-            incoming.decode()
-            if _VALID_REQUEST_ID.fullmatch(incoming)
-            else os.urandom(16).hex()  # as random as uuid4().hex, a third the cost
+            incoming.decode() if _VALID_REQUEST_ID.fullmatch(incoming) else random_hex()
         )
         path = scope["path"][len(scope.get("root_path", "")) :] or "/"
         log = RequestLog(request_id, scope["method"], path, time.perf_counter())

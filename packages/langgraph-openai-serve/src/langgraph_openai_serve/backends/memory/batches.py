@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import logging
-import uuid
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +26,7 @@ from langgraph_openai_serve.batches.protocol import (
     Usage,
 )
 from langgraph_openai_serve.compact_json import dumps
+from langgraph_openai_serve.ids import random_hex
 from langgraph_openai_serve.operations.admission import LimitReached
 
 logger = logging.getLogger("langgraph_openai_serve")
@@ -202,7 +202,7 @@ class InMemoryBatchStore:
 def unrun_line(custom_id: str, code: str, message: str) -> dict[str, Any]:
     """The error line of a request the batch never ran (cancelled, expired)."""
     return {
-        "id": f"batch_req_{uuid.uuid4().hex}",
+        "id": f"batch_req_{random_hex()}",
         "custom_id": custom_id,
         "response": None,
         "error": {"code": code, "message": message},

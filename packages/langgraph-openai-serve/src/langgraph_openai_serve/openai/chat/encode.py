@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelt
 from langgraph_openai_serve.graph.runner import watch_end
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
+from langgraph_openai_serve.ids import random_hex
 from langgraph_openai_serve.observability.runs import NO_WATCH, RunWatch
 from langgraph_openai_serve.openai.context import RequestLog
 from langgraph_openai_serve.openai.sse import DONE_FRAME, data_frame
@@ -35,7 +35,7 @@ _FINISH_REASONS = {"length": "length", "content_filter": "content_filter"}
 
 
 def new_completion_id() -> str:
-    return f"chatcmpl-{uuid.uuid4().hex}"
+    return f"chatcmpl-{random_hex()}"
 
 
 def finish_reason(answer: Answer) -> str:

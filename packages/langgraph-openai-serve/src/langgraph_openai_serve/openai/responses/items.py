@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,6 +16,7 @@ from langgraph_openai_serve.graph.answer import Answer, ToolCall
 from langgraph_openai_serve.graph.citations import Citation
 from langgraph_openai_serve.graph.server_tools import ServerToolCall, ServerToolResult
 from langgraph_openai_serve.graph.usage import Usage
+from langgraph_openai_serve.ids import random_hex
 from langgraph_openai_serve.openai.responses.schemas import ResponseCreateRequest
 from langgraph_openai_serve.openai.responses.statuses import reasoning_summary
 from langgraph_openai_serve.openai.responses.tools import WEB_SEARCH
@@ -45,7 +45,7 @@ def _shown_format(shown: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex}"
+    return f"{prefix}_{random_hex()}"
 
 
 def annotation(citation: Citation) -> dict[str, Any]:
