@@ -190,15 +190,19 @@ def run_graph(
     plan = run.interrupt
     if plan is not None:
         return _run_planned(run, plan, stream=stream, statuses=statuses)
-    parts = _astream(run, stream=stream, statuses=statuses)
-    return _drive(run, parts, UsageCollector(), stream=stream)
+    parts, usage = _astream(run, stream=stream, statuses=statuses)
+    return _drive(run, parts, usage, stream=stream)
 
 
-def _astream(run: PreparedRun, *, stream: bool, statuses: bool) -> AsyncIterator[Any]:
-    """The graph's LangGraph stream (not started yet).
+def _astream(
+    run: PreparedRun, *, stream: bool, statuses: bool
+) -> tuple[AsyncIterator[Any], UsageCollector]:
+    """The graph's LangGraph stream (not started yet) and the collector its
+    model calls are counted with (``_drive`` attaches it).
 
     A streamed run whose only other output is its final state takes its
-    answer text from a ``TokenTap`` instead of the ``messages`` mode."""
+    answer text from a ``TokenTap`` (its collector) instead of the
+    ``messages`` mode."""
     modes = _stream_modes(run, stream=stream, statuses=statuses)
     tap = modes == _TAPPABLE
     parts = run.graph.astream(
@@ -209,8 +213,9 @@ def _astream(run: PreparedRun, *, stream: bool, statuses: bool) -> AsyncIterator
         durability=_durability(run),
     )
     if tap:
-        return tapped(parts, TokenTap(run.config.streamable_node_names))
-    return parts
+        collector = TokenTap(run.config.streamable_node_names)
+        return tapped(parts, collector), collector
+    return parts, UsageCollector()
 
 
 _TAPPABLE: list[StreamMode] = ["values", "messages"]
@@ -225,10 +230,10 @@ async def _run_planned(
     if plan.existing:
         yield RunPaused(plan.existing, "", None)
         return
-    parts = _astream(run, stream=stream, statuses=statuses)
+    parts, usage = _astream(run, stream=stream, statuses=statuses)
     settled = False
     try:
-        driven = _drive(run, parts, UsageCollector(), stream=stream, plan=plan)
+        driven = _drive(run, parts, usage, stream=stream, plan=plan)
         async with aclosing(driven) as events:
             async for event in events:
                 # The checkpoint must survive once a pause or completion is out.
