@@ -21,16 +21,13 @@ from fastapi.responses import StreamingResponse
 from langchain_core.messages import BaseMessage
 from openai.types.chat import ChatCompletion
 
+from langgraph_openai_serve.graph.completion import run_to_completion
 from langgraph_openai_serve.graph.errors import GraphError
 from langgraph_openai_serve.graph.events import RunCompleted
 from langgraph_openai_serve.graph.features import GraphFeature
 from langgraph_openai_serve.graph.registry import GraphRegistry
 from langgraph_openai_serve.graph.request import GraphRequest
-from langgraph_openai_serve.graph.runner import (
-    PreparedRun,
-    run_graph,
-    run_to_completion,
-)
+from langgraph_openai_serve.graph.runner import PreparedRun, run_graph
 from langgraph_openai_serve.graph.runner import prepare_run as _prepare
 from langgraph_openai_serve.openai.chat.decode import (
     check_graph_serves_chat,

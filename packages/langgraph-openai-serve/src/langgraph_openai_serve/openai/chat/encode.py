@@ -16,8 +16,8 @@ from langgraph_openai_serve.compact_json import dumps
 from langgraph_openai_serve.error_envelope import error_body
 from langgraph_openai_serve.graph.answer import Answer, ToolCall
 from langgraph_openai_serve.graph.citations import Citation
+from langgraph_openai_serve.graph.completion import watch_end
 from langgraph_openai_serve.graph.events import RunCompleted, RunEvent, TextDelta
-from langgraph_openai_serve.graph.runner import watch_end
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.graph.usage import Usage
 from langgraph_openai_serve.ids import random_hex

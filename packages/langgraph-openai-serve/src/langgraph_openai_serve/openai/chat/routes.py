@@ -8,15 +8,12 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from langgraph_openai_serve.compact_json import json_response
+from langgraph_openai_serve.graph.completion import run_to_completion
 from langgraph_openai_serve.graph.config import GraphConfig
 from langgraph_openai_serve.graph.errors import GraphError
 from langgraph_openai_serve.graph.events import RunCompleted
 from langgraph_openai_serve.graph.features import GraphFeature
-from langgraph_openai_serve.graph.runner import (
-    prepare_run,
-    run_graph,
-    run_to_completion,
-)
+from langgraph_openai_serve.graph.runner import prepare_run, run_graph
 from langgraph_openai_serve.openai.admitted import released_with
 from langgraph_openai_serve.openai.chat.decode import (
     check_graph_serves_chat,

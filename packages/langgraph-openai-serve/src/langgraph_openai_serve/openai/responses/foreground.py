@@ -16,10 +16,11 @@ from starlette.responses import Response
 
 from langgraph_openai_serve.compact_json import json_response
 from langgraph_openai_serve.conversations.turns import ConversationTurn
+from langgraph_openai_serve.graph.completion import run_to_completion
 from langgraph_openai_serve.graph.config import GraphConfig
 from langgraph_openai_serve.graph.events import RunPaused
 from langgraph_openai_serve.graph.features import GraphFeature
-from langgraph_openai_serve.graph.runner import run_graph, run_to_completion
+from langgraph_openai_serve.graph.runner import run_graph
 from langgraph_openai_serve.openai.context import RequestLog
 from langgraph_openai_serve.openai.responses.approvals import (
     InterruptRejected,

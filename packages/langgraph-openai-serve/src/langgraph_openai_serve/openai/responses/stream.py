@@ -9,13 +9,13 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from langgraph_openai_serve.graph.completion import watch_end
 from langgraph_openai_serve.graph.events import (
     RunCompleted,
     RunEvent,
     RunPaused,
     TextDelta,
 )
-from langgraph_openai_serve.graph.runner import watch_end
 from langgraph_openai_serve.graph.server_tools import ServerToolCall, ServerToolResult
 from langgraph_openai_serve.graph.status import StatusUpdate
 from langgraph_openai_serve.observability.runs import NO_WATCH, RunWatch
