@@ -7,6 +7,8 @@ lgos-bench profile responses/stream/plain/c8
 lgos-bench inprocess       CPU per request in process: LGOS, the same-work
                            baseline and the plain one alternated
 lgos-bench inprocess --compare lgos:LGOS_X=a lgos:LGOS_X=b   two LGOS settings
+lgos-bench layers          a non-streamed request's CPU in process, split into the
+                           graph run and the rest, LGOS and the same-work baseline
 lgos-bench instructions    instructions per request under callgrind: the plain
                            baseline, the same-work baseline and LGOS
 lgos-bench handlers        what counting usage costs the graph alone, by how the
@@ -47,6 +49,7 @@ from lgos_bench import (
     growth,
     handlers,
     idle_report,
+    layers,
     outage,
     report,
     scale,
@@ -295,6 +298,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.scenario[:1] == ["inprocess"]:
         # Unpinned: both sides run in this process, on whichever core is free.
         return _inprocess(args, args.scenario[1:])
+    if args.scenario[:1] == ["layers"]:
+        rounds = args.rounds or (layers.QUICK_ROUNDS if args.quick else layers.ROUNDS)
+        return _show(
+            layers, layers.run(say, rounds=rounds, tokens=args.tokens), args.out
+        )
     if args.scenario[:1] == ["scale"]:
         # Unpinned: a fleet's processes share the machine's cores.
         return _scale(args)

@@ -30,7 +30,9 @@ def build_parser(usage: str) -> argparse.ArgumentParser:
         action="store_true",
         help="profile LGOS and the baseline with py-spy where a CPU target is missed",
     )
-    inprocess = parser.add_argument_group("lgos-bench inprocess and instructions")
+    inprocess = parser.add_argument_group(
+        "lgos-bench inprocess, layers and instructions"
+    )
     inprocess.add_argument(
         "--compare",
         nargs=2,
