@@ -2,10 +2,12 @@
 
 - ``backend`` (parametrized ``memory`` / ``postgres``): one empty backend of
   each kind, the PostgreSQL one with its queue, on the session's server, set
-  up and emptied; every contract suite (``test_*_store.py``,
+  up and emptied; every contract suite (``test_*_store*.py``,
   ``test_job_queue.py``, ``test_webhook_sender.py``,
   ``test_run_coordinators.py``) takes its store from it, so a third backend
   passes by being added here.
+- ``batch_store``: the ``backend``'s ``BatchStore``, for the
+  ``test_batch_store_*.py`` suites.
 - ``postgres_backend_factory``: PostgreSQL backends on the session's server
   (``PostgresBackend`` options as keyword arguments), set up, emptied before
   the test's first, and closed after the test.
@@ -34,6 +36,7 @@ from langgraph_openai_serve.backends import Backend
 from langgraph_openai_serve.backends.memory import MemoryBackend
 from langgraph_openai_serve.backends.memory.responses import InMemoryResponseStore
 from langgraph_openai_serve.backends.postgres import PostgresBackend
+from langgraph_openai_serve.batches.protocol import BatchStore
 from langgraph_openai_serve.graph.errors import GraphConfigurationError
 from lgos_testkit.postgres import FaultyPostgres
 
@@ -114,6 +117,11 @@ async def backend(
         await memory.close()
         return
     yield await postgres_backend_factory()
+
+
+@pytest.fixture
+def batch_store(backend: Backend) -> BatchStore:
+    return backend.batches
 
 
 @pytest.fixture

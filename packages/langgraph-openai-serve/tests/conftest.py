@@ -24,6 +24,7 @@ from openai import AsyncOpenAI, OpenAI
 pytest_plugins = [
     "postgres_fixtures",
     "backend_fixtures",
+    "background_fixtures",
     "batch_fixtures",
     "batch_stack",
 ]
