@@ -33,7 +33,7 @@ from lgos_bench import background_marks
 from lgos_bench.figures import percentile
 from lgos_bench.fleet import BENCH_TOKENS, fleet
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
-from lgos_bench.suite import background_cores, library_revision
+from lgos_bench.suite import run_meta
 from lgos_bench.workload import PLAIN
 
 DEFAULT_REQUESTS = 200
@@ -200,12 +200,7 @@ def measure(
 
 
 def run(requests: int, log: Log, **options: Any) -> dict[str, Any]:
-    meta = {
-        "mode": "background",
-        "lgos_revision": library_revision(),
-        "background_cores_before": round(background_cores(), 2),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
+    meta = run_meta("background")
     return {"meta": meta, "background": measure(requests, log, **options)}
 
 

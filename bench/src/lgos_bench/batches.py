@@ -36,7 +36,7 @@ from lgos_stack.processes import running
 
 from lgos_bench.fleet import BENCH_TOKENS, REGISTRY, Fleet, Log, fleet
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
-from lgos_bench.suite import background_cores, library_revision
+from lgos_bench.suite import run_meta
 from lgos_bench.workload import PLAIN, Workload
 
 DEFAULT_LINES = 10_000
@@ -324,12 +324,7 @@ def measure(lines: int, log: Log) -> dict[str, Any]:
 
 
 def run(lines: int, log: Log) -> dict[str, Any]:
-    meta = {
-        "mode": "batches",
-        "lgos_revision": library_revision(),
-        "background_cores_before": round(background_cores(), 2),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-    }
+    meta = run_meta("batches")
     return {"meta": meta, "batches": measure(lines, log)}
 
 

@@ -39,7 +39,7 @@ from lgos_bench.inprocess import APPS, call_app
 from lgos_bench.procstat import machine_busy_seconds
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
 from lgos_bench.scenarios import APIS, Api, target
-from lgos_bench.suite import background_cores, library_revision
+from lgos_bench.suite import run_meta
 from lgos_bench.targets import pair_limit
 from lgos_bench.workload import DEFAULT_TOKENS, Workload
 
@@ -236,20 +236,17 @@ def run(
     """Both sides on every scenario of ``plan``; ``postgres`` starts a
     throwaway PostgreSQL (``lgos db-setup``) for the LGOS sides. The last
     side is B, the one before it A, a third (first) one the reference."""
-    meta = {
-        "mode": "inprocess",
-        "lgos_revision": library_revision(),
-        "background_cores_before": round(background_cores(), 2),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "a": sides[-2].label,
-        "b": sides[-1].label,
-        "reference": sides[0].label if len(sides) == 3 else None,
-        "rounds": plan.rounds,
-        "concurrency": plan.concurrency,
-        "tokens": plan.tokens,
-        "postgres": postgres,
-        "cores": sorted(os.sched_getaffinity(0)),
-    }
+    meta = run_meta(
+        "inprocess",
+        a=sides[-2].label,
+        b=sides[-1].label,
+        reference=sides[0].label if len(sides) == 3 else None,
+        rounds=plan.rounds,
+        concurrency=plan.concurrency,
+        tokens=plan.tokens,
+        postgres=postgres,
+        cores=sorted(os.sched_getaffinity(0)),
+    )
     with ExitStack() as stack:
         if postgres:
             from lgos_bench.fleet import postgres_database

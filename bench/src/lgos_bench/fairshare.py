@@ -64,6 +64,7 @@ from lgos_bench.suite import (
     core_commit,
     interpreter_tree,
     library_revision,
+    run_meta,
 )
 from lgos_bench.workload import GATES_ENV, Workload
 
@@ -271,24 +272,22 @@ def run(
         "LGOS_BACKGROUND_CONCURRENCY": str(plan.slots),
     }
     api_settings = {"LGOS_MAX_RUNS": str(plan.max_runs)}
-    meta: dict[str, Any] = {
-        "mode": "fairshare",
-        "lgos_revision": library_revision(package),
-        "lgos_core_commit": core_commit(package),
-        "lgos_python": label,
-        "background_cores_before": round(background_cores(), 2),
-        "load_average_before": os.getloadavg()[0],
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "plan": {
+    meta = run_meta(
+        "fairshare",
+        lgos_revision=library_revision(package),
+        lgos_core_commit=core_commit(package),
+        lgos_python=label,
+        load_average_before=os.getloadavg()[0],
+        plan={
             **asdict(plan),
             "settle_s": plan.settle_s,
             "small_after_s": plan.small_after_s,
         },
-        "settings": {
+        settings={
             **{k: v for k, v in settings.items() if k != "LGOS_API_KEYS"},
             **api_settings,
         },
-    }
+    )
     with fleet_folder(logs, "fairshare") as folder:
         gates = folder / "gates"  # the wait graph's; no run here holds a slot
         gates.mkdir(exist_ok=True)

@@ -7,7 +7,6 @@ servers, and judges LGOS against issue 39's 64 KiB per stream.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from lgos_bench.idle import idle_phase
 from lgos_bench.report import RESULTS_DIR, fmt, idle_table, write_pair
 from lgos_bench.scenarios import APIS
 from lgos_bench.servers import Placement
-from lgos_bench.suite import background_cores, library_revision
+from lgos_bench.suite import run_meta
 from lgos_bench.targets import evaluate_idle
 from lgos_bench.workload import Workload
 
@@ -30,14 +29,11 @@ def run(
     *,
     streams: int = STREAMS,
 ) -> dict[str, Any]:
-    meta = {
-        "mode": "idle",
-        "lgos_revision": library_revision(),
-        "background_cores_before": round(background_cores(), 2),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "placement": placement.describe(),
-        "streams": streams,
-    }
+    meta = run_meta(
+        "idle",
+        placement=placement.describe(),
+        streams=streams,
+    )
     idle = idle_phase(workload, placement, APIS, streams, log)
     return {"meta": meta, "idle": idle, "targets": evaluate_idle(idle)}
 

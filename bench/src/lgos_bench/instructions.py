@@ -38,7 +38,7 @@ from lgos_bench.alternate import serve_batch
 from lgos_bench.compare import Side
 from lgos_bench.report import RESULTS_DIR, write_pair
 from lgos_bench.scenarios import APIS, Api, target
-from lgos_bench.suite import background_cores, library_revision
+from lgos_bench.suite import run_meta
 from lgos_bench.targets import pair_limit
 from lgos_bench.workload import PLAIN, Workload
 
@@ -270,13 +270,7 @@ def _pair_markdown(counts: list[Count]) -> str:
 def results(counts: list[Count], *, postgres: bool) -> dict[str, Any]:
     """The counts and how they were taken, as ``write`` stores them."""
     return {
-        "meta": {
-            "mode": "instructions",
-            "lgos_revision": library_revision(),
-            "background_cores_before": round(background_cores(), 2),
-            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "postgres": postgres,
-        },
+        "meta": run_meta("instructions", postgres=postgres),
         "counts": [
             {
                 "key": item.key,

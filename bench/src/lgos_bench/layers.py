@@ -36,7 +36,7 @@ from lgos_bench.inprocess import call_app
 from lgos_bench.load import Target
 from lgos_bench.report import RESULTS_DIR, write_pair
 from lgos_bench.scenarios import APIS, target
-from lgos_bench.suite import background_cores, library_revision
+from lgos_bench.suite import run_meta
 from lgos_bench.workload import DEFAULT_TOKENS, PLAIN, Workload
 
 Log = Callable[[str], None]
@@ -146,14 +146,11 @@ def run(
 ) -> dict[str, Any]:
     """Alternate the same-work baseline and LGOS ``rounds`` times per API,
     the model answering ``tokens`` tokens."""
-    meta = {
-        "mode": "layers",
-        "lgos_revision": library_revision(),
-        "background_cores_before": round(background_cores(), 2),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "rounds": rounds,
-        "tokens": tokens,
-    }
+    meta = run_meta(
+        "layers",
+        rounds=rounds,
+        tokens=tokens,
+    )
     log(f"layers: {rounds} alternated rounds per API, non-streamed, plain graph")
     rows = asyncio.run(_measure(rounds, tokens, log))
     return {"meta": meta, "rows": rows}

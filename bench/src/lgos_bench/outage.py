@@ -55,10 +55,10 @@ from lgos_bench.outage_load import (
 from lgos_bench.outage_report import Phase
 from lgos_bench.outage_supervisor import Supervisor
 from lgos_bench.suite import (
-    background_cores,
     core_commit,
     interpreter_tree,
     library_revision,
+    run_meta,
 )
 
 PHASES = ("reset", "refuse", "stall", "restart")
@@ -294,15 +294,13 @@ def run(
 ) -> dict[str, Any]:
     began = time.monotonic()
     label, package = interpreter_tree(python)
-    meta: dict[str, Any] = {
-        "mode": "outage",
-        "lgos_revision": library_revision(package),
-        "lgos_core_commit": core_commit(package),
-        "lgos_python": label,
-        "background_cores_before": round(background_cores(), 2),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "plan": asdict(plan),
-    }
+    meta = run_meta(
+        "outage",
+        lgos_revision=library_revision(package),
+        lgos_core_commit=core_commit(package),
+        lgos_python=label,
+        plan=asdict(plan),
+    )
     env = {"LGOS_RESPONSE_STORE": "postgres"}
     with fleet_folder(logs, "outage") as folder, faulty_postgres() as database:
         log(f"PostgreSQL on port {database.port}; the fleet ({label})")

@@ -61,7 +61,7 @@ from lgos_bench.scale_report import (
     steady,
 )
 from lgos_bench.scenarios import target
-from lgos_bench.suite import background_cores, library_revision
+from lgos_bench.suite import background_cores, run_meta
 from lgos_bench.workload import GATES_ENV, PLAIN, WAIT, Workload
 
 REGISTRY = "lgos_bench.lgos_app:scale_registry"
@@ -402,15 +402,12 @@ def run(
         "foreground_concurrency": FOREGROUND_CONCURRENCY,
         "foreground_seconds": foreground_seconds,
     }
-    meta: dict[str, Any] = {
-        "mode": "scale",
-        "lgos_revision": library_revision(),
-        "cores": len(os.sched_getaffinity(0)),
-        "background_cores_before": round(background_cores(), 2),
-        "load_average_before": os.getloadavg()[0],
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "plan": plan,
-    }
+    meta = run_meta(
+        "scale",
+        cores=len(os.sched_getaffinity(0)),
+        load_average_before=os.getloadavg()[0],
+        plan=plan,
+    )
     with tempfile.TemporaryDirectory(prefix="lgos-bench-scale-") as folder:
         gates = Path(folder) / "gates"
         gates.mkdir()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from lgos_bench.procstat import cpu_seconds, process_tree
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
 from lgos_bench.scenarios import TARGET_CONCURRENCY, Scenario
 from lgos_bench.servers import Placement, ServerProcess
-from lgos_bench.suite import background_cores, library_revision, measure_round
+from lgos_bench.suite import measure_round, run_meta
 from lgos_bench.workload import PLAIN, Workload
 
 Log = Callable[[str], None]
@@ -124,16 +123,13 @@ def run(
     seconds: float = SECONDS,
     rounds: int = ROUNDS,
 ) -> dict[str, Any]:
-    meta = {
-        "mode": "store",
-        "lgos_revision": library_revision(),
-        "background_cores_before": round(background_cores(), 2),
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "placement": placement.describe(),
-        "tokens": workload.tokens,
-        "rounds": rounds,
-        "seconds": seconds,
-    }
+    meta = run_meta(
+        "store",
+        placement=placement.describe(),
+        tokens=workload.tokens,
+        rounds=rounds,
+        seconds=seconds,
+    )
     rows = measure(placement, workload, seconds, rounds, log)
     return {"meta": meta, "store": rows}
 

@@ -212,12 +212,22 @@ def background_cores(seconds: float = 1.0) -> float:
     return (machine_busy_seconds() - before) / seconds
 
 
-def _meta(config: RunConfig) -> dict[str, Any]:
+def run_meta(mode: str, **extra: Any) -> dict[str, Any]:
+    """What every report's ``meta`` starts with: the mode, the library's
+    revision, how busy the machine was before and when the run started;
+    ``extra`` adds the mode's own (or overrides, e.g. another revision)."""
     return {
+        "mode": mode,
         "lgos_revision": library_revision(),
         "background_cores_before": round(background_cores(), 2),
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "mode": config.mode,
+        **extra,
+    }
+
+
+def _meta(config: RunConfig) -> dict[str, Any]:
+    return {
+        **run_meta(config.mode),
         "tokens": config.workload.tokens,
         "placement": config.placement.describe(),
         "server_cores": sorted(config.placement.server_cores),
