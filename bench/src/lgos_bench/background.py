@@ -33,7 +33,7 @@ from lgos_bench import background_marks
 from lgos_bench.figures import percentile
 from lgos_bench.fleet import BENCH_TOKENS, fleet
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
-from lgos_bench.suite import run_meta
+from lgos_bench.suite import run_meta, run_preamble
 from lgos_bench.workload import PLAIN
 
 DEFAULT_REQUESTS = 200
@@ -215,9 +215,8 @@ def render(results: dict[str, Any]) -> str:
     lines = [
         "# lgos-bench: background Responses across processes, on PostgreSQL",
         "",
-        f"LGOS {meta['lgos_revision']}, started {meta['started']}; other "
-        f"processes kept {meta['background_cores_before']} cores busy before the "
-        f"run. {figures['apis']} `lgos serve`, {figures['workers']} `lgos "
+        run_preamble(meta)
+        + f" {figures['apis']} `lgos serve`, {figures['workers']} `lgos "
         "worker`, PostgreSQL on loopback (LISTEN/NOTIFY). "
         f"{figures['requests']} `background=true` submissions of "
         f"{figures['tokens']} tokens at {figures['rate']:g} per second, each "

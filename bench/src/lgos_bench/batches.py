@@ -36,7 +36,7 @@ from lgos_stack.processes import running
 
 from lgos_bench.fleet import BENCH_TOKENS, REGISTRY, Fleet, Log, fleet
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
-from lgos_bench.suite import run_meta
+from lgos_bench.suite import run_meta, run_preamble
 from lgos_bench.workload import PLAIN, Workload
 
 DEFAULT_LINES = 10_000
@@ -333,9 +333,8 @@ def render(results: dict[str, Any]) -> str:
     lines = [
         "# lgos-bench: a batch on PostgreSQL workers",
         "",
-        f"LGOS {meta['lgos_revision']}, started {meta['started']}; other "
-        f"processes kept {meta['background_cores_before']} cores busy before the "
-        f"run. {figures['lines']} `/v1/responses` lines of the plain graph "
+        run_preamble(meta)
+        + f" {figures['lines']} `/v1/responses` lines of the plain graph "
         f"({figures['tokens']} tokens), default batch settings (4 chunks of 25 "
         "lines at a time); one `lgos serve`, PostgreSQL, SeaweedFS and the Files "
         "API on loopback. Each measured batch follows a warm-up batch of "

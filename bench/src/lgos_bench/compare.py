@@ -39,7 +39,7 @@ from lgos_bench.inprocess import APPS, call_app
 from lgos_bench.procstat import machine_busy_seconds
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
 from lgos_bench.scenarios import APIS, Api, target
-from lgos_bench.suite import run_meta
+from lgos_bench.suite import run_meta, run_preamble
 from lgos_bench.targets import pair_limit
 from lgos_bench.workload import DEFAULT_TOKENS, Workload
 
@@ -314,9 +314,8 @@ def render(results: dict[str, Any]) -> str:
     lines = [
         title,
         "",
-        f"LGOS {meta['lgos_revision']}, started {meta['started']}; other "
-        f"processes kept {meta['background_cores_before']} cores busy before the "
-        f"run. {meta['rounds']} rounds of {meta['concurrency']} concurrent "
+        run_preamble(meta)
+        + f" {meta['rounds']} rounds of {meta['concurrency']} concurrent "
         "request(s) per side, the order flipped every round; CPU "
         "is this process's (`time.process_time`), each request handed straight "
         "to the app's ASGI callable (no socket, no client). "

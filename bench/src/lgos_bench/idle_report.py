@@ -15,7 +15,7 @@ from lgos_bench.idle import idle_phase
 from lgos_bench.report import RESULTS_DIR, fmt, idle_table, write_pair
 from lgos_bench.scenarios import APIS
 from lgos_bench.servers import Placement
-from lgos_bench.suite import run_meta
+from lgos_bench.suite import run_meta, run_preamble
 from lgos_bench.targets import evaluate_idle
 from lgos_bench.workload import Workload
 
@@ -43,9 +43,8 @@ def render(results: dict[str, Any]) -> str:
     lines = [
         "# lgos-bench: memory per idle open stream",
         "",
-        f"LGOS {meta['lgos_revision']}, started {meta['started']}; other "
-        f"processes kept {meta['background_cores_before']} cores busy before the "
-        f"run. {meta['placement']}. {meta['streams']} streams of a graph that "
+        run_preamble(meta)
+        + f" {meta['placement']}. {meta['streams']} streams of a graph that "
         "waits, held open on a freshly started server after a short warm-up: "
         "the server's RSS with them open less before, per stream.",
         "",

@@ -36,7 +36,7 @@ from lgos_bench.inprocess import call_app
 from lgos_bench.load import Target
 from lgos_bench.report import RESULTS_DIR, write_pair
 from lgos_bench.scenarios import APIS, target
-from lgos_bench.suite import run_meta
+from lgos_bench.suite import run_meta, run_preamble
 from lgos_bench.workload import DEFAULT_TOKENS, PLAIN, Workload
 
 Log = Callable[[str], None]
@@ -161,9 +161,8 @@ def render(results: dict[str, Any]) -> str:
     lines = [
         "# lgos-bench: a non-streamed request's CPU, graph and rest",
         "",
-        f"LGOS {meta['lgos_revision']}, started {meta['started']}; other "
-        f"processes kept {meta['background_cores_before']} cores busy before the "
-        f"run. {meta['rounds']} rounds per API ({meta['tokens']} tokens), the "
+        run_preamble(meta)
+        + f" {meta['rounds']} rounds per API ({meta['tokens']} tokens), the "
         "same-work baseline and LGOS "
         "alternated in this process. Graph: the CPU inside the graph run "
         "(`Pregel.astream`); rest: the rest of the request.",

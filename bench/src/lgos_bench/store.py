@@ -24,7 +24,7 @@ from lgos_bench.procstat import cpu_seconds, process_tree
 from lgos_bench.report import RESULTS_DIR, fmt, write_pair
 from lgos_bench.scenarios import TARGET_CONCURRENCY, Scenario
 from lgos_bench.servers import Placement, ServerProcess
-from lgos_bench.suite import measure_round, run_meta
+from lgos_bench.suite import measure_round, run_meta, run_preamble
 from lgos_bench.workload import PLAIN, Workload
 
 Log = Callable[[str], None]
@@ -139,9 +139,8 @@ def render(results: dict[str, Any]) -> str:
     lines = [
         "# lgos-bench: keeping Responses on PostgreSQL (store off vs on)",
         "",
-        f"LGOS {meta['lgos_revision']}, started {meta['started']}; other "
-        f"processes kept {meta['background_cores_before']} cores busy before the "
-        f"run. {meta['placement']}; PostgreSQL on the load generator's core. "
+        run_preamble(meta)
+        + f" {meta['placement']}; PostgreSQL on the load generator's core. "
         f"{meta['tokens']} tokens per answer, {meta['rounds']} alternating rounds "
         f"of {meta['seconds']} s per scenario and server.",
         "",

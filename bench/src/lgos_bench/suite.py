@@ -225,6 +225,16 @@ def run_meta(mode: str, **extra: Any) -> dict[str, Any]:
     }
 
 
+def run_preamble(meta: dict[str, Any]) -> str:
+    """A report's first sentence: which LGOS ran, when, and how busy the
+    machine was before (from ``run_meta``)."""
+    return (
+        f"LGOS {meta['lgos_revision']}, started {meta['started']}; other "
+        f"processes kept {meta['background_cores_before']} cores busy before the "
+        "run."
+    )
+
+
 def _meta(config: RunConfig) -> dict[str, Any]:
     return {
         **run_meta(config.mode),
