@@ -2,13 +2,14 @@
 (``test_background_runs.py``, ``test_background_streams.py``,
 ``test_background_interrupts.py``).
 
-- ``client``: an SDK client of an in-process app on ``MemoryBackend`` with
-  one run at a time and the tenant from ``x-tenant``, serving ``bg`` (answers
-  at once), ``gated`` (held by ``gate``), ``failing`` (raises),
-  ``foreground`` (no background feature) and ``refund`` (the interrupt graph,
-  checkpointed in ``saver``, counting its steps in ``runs``).
-- ``gate``: a ``Gate`` that holds a run open until released and notes its
-  cancellation.
+- ``background_client``: an SDK client of an in-process app on
+  ``MemoryBackend`` with one run at a time and the tenant from ``x-tenant``,
+  serving ``bg`` (answers at once), ``gated`` (held by ``background_gate``),
+  ``failing`` (raises), ``foreground`` (no background feature) and
+  ``refund`` (the interrupt graph, checkpointed in ``refund_saver``,
+  counting its steps in ``refund_steps``).
+- ``background_gate``: a ``Gate`` that holds a run open until released and
+  notes its cancellation.
 """
 
 from __future__ import annotations
@@ -53,23 +54,23 @@ class Gate:
 
 
 @pytest.fixture
-def gate():
+def background_gate():
     return Gate()
 
 
 @pytest.fixture
-def runs():
+def refund_steps():
     return Counter()
 
 
 @pytest.fixture
-def saver():
+def refund_saver():
     """The refund graph's checkpoints."""
     return InMemorySaver()
 
 
 @pytest.fixture
-def client(gate, runs, saver):
+def background_client(background_gate, refund_steps, refund_saver):
     background = {GraphFeature.BACKGROUND}
     interrupt_features = {GraphFeature.BACKGROUND, GraphFeature.INTERRUPTS}
     registry = GraphRegistry(
@@ -80,7 +81,7 @@ def client(gate, runs, saver):
                 features=background,
             ),
             "gated": GraphConfig(
-                graph=one_node_graph(gate.node),
+                graph=one_node_graph(background_gate.node),
                 description="gated",
                 features=background,
             ),
@@ -91,7 +92,7 @@ def client(gate, runs, saver):
             ),
             "foreground": GraphConfig(graph=scripted_graph("x"), description="fg"),
             "refund": GraphConfig(
-                graph=refund_graph(saver, runs),
+                graph=refund_graph(refund_saver, refund_steps),
                 description="refund",
                 features=interrupt_features,
                 run_coordinator=InMemoryRunCoordinator(),

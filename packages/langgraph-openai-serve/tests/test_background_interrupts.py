@@ -1,10 +1,11 @@
 """Interrupt runs as background Responses with the in-process backend (the
-``client``, ``gate``, ``runs`` and ``saver`` fixtures of
-``background_fixtures.py``): a run pauses and resumes in the background; a
-stale resume is refused at submit, a second resume of a queued one and a
-foreground resume of a pause a queued resume holds are ``run_busy``; a resume
-whose pause went before its job started ends with the conflict; and a run id
-is busy only in the tenant that uses it."""
+``background_client``, ``background_gate``, ``refund_steps`` and
+``refund_saver`` fixtures of ``background_fixtures.py``): a run pauses and
+resumes in the background; a stale resume is refused at submit, a second
+resume of a queued one and a foreground resume of a pause a queued resume
+holds are ``run_busy``; a resume whose pause went before its job started
+ends with the conflict; and a run id is busy only in the tenant that uses
+it."""
 
 from __future__ import annotations
 
@@ -28,39 +29,43 @@ def _answer(paused, verdict="approve"):
     ]
 
 
-async def test_interrupt_runs_pause_and_resume_in_the_background(client, runs):
-    submitted = await client.responses.create(
+async def test_interrupt_runs_pause_and_resume_in_the_background(
+    background_client, refund_steps
+):
+    submitted = await background_client.responses.create(
         model="refund", input="Refund", background=True
     )
-    paused = await await_response(client, submitted.id, {"completed"})
-    resume = await client.responses.create(
+    paused = await await_response(background_client, submitted.id, {"completed"})
+    resume = await background_client.responses.create(
         model="refund",
         background=True,
         previous_response_id=paused.id,
         input=_answer(paused),
     )
-    resumed = await await_response(client, resume.id, {"completed"})
+    resumed = await await_response(background_client, resume.id, {"completed"})
 
     assert paused.output[0].name == "lgos_interrupt"
     assert resumed.output_text == "Refund approve."
-    assert runs["answer"] == 1
+    assert refund_steps["answer"] == 1
 
 
-async def test_a_stale_background_resume_is_a_409_at_submit(client, runs):
-    submitted = await client.responses.create(
+async def test_a_stale_background_resume_is_a_409_at_submit(
+    background_client, refund_steps
+):
+    submitted = await background_client.responses.create(
         model="refund", input="Refund", background=True
     )
-    paused = await await_response(client, submitted.id, {"completed"})
-    resume = await client.responses.create(
+    paused = await await_response(background_client, submitted.id, {"completed"})
+    resume = await background_client.responses.create(
         model="refund",
         background=True,
         previous_response_id=paused.id,
         input=_answer(paused),
     )
-    await await_response(client, resume.id, {"completed"})
+    await await_response(background_client, resume.id, {"completed"})
 
     with pytest.raises(openai.ConflictError) as stale:
-        await client.responses.create(
+        await background_client.responses.create(
             model="refund",
             background=True,
             previous_response_id=paused.id,
@@ -68,19 +73,21 @@ async def test_a_stale_background_resume_is_a_409_at_submit(client, runs):
         )
 
     assert stale.value.body["code"] == "interrupt_state_conflict"
-    assert runs["answer"] == 1
+    assert refund_steps["answer"] == 1
 
 
 async def test_a_second_background_resume_of_a_queued_one_is_run_busy(
-    client, gate, runs
+    background_client, background_gate, refund_steps
 ):
-    submitted = await client.responses.create(
+    submitted = await background_client.responses.create(
         model="refund", input="Refund", background=True
     )
-    paused = await await_response(client, submitted.id, {"completed"})
-    blocker = await client.responses.create(model="gated", input="x", background=True)
-    await gate.entered.wait()
-    first = await client.responses.create(
+    paused = await await_response(background_client, submitted.id, {"completed"})
+    blocker = await background_client.responses.create(
+        model="gated", input="x", background=True
+    )
+    await background_gate.entered.wait()
+    first = await background_client.responses.create(
         model="refund",
         background=True,
         previous_response_id=paused.id,
@@ -88,33 +95,35 @@ async def test_a_second_background_resume_of_a_queued_one_is_run_busy(
     )
 
     with pytest.raises(openai.ConflictError) as second:
-        await client.responses.create(
+        await background_client.responses.create(
             model="refund",
             background=True,
             previous_response_id=paused.id,
             input=_answer(paused, "deny"),
         )
-    gate.release.set()
-    await await_response(client, blocker.id, {"completed"})
-    done = await await_response(client, first.id, {"completed"})
+    background_gate.release.set()
+    await await_response(background_client, blocker.id, {"completed"})
+    done = await await_response(background_client, first.id, {"completed"})
 
     assert second.value.body["code"] == "run_busy"
     assert done.output_text == "Refund approve."
-    assert runs["answer"] == 1
+    assert refund_steps["answer"] == 1
 
 
 @pytest.mark.parametrize("stream", [False, True])
 async def test_a_foreground_resume_of_a_pause_a_queued_resume_holds_is_run_busy(
-    client, gate, runs, stream
+    background_client, background_gate, refund_steps, stream
 ):
-    submitted = await client.responses.create(
+    submitted = await background_client.responses.create(
         model="refund", input="Refund", background=True
     )
-    paused = await await_response(client, submitted.id, {"completed"})
+    paused = await await_response(background_client, submitted.id, {"completed"})
     # The only slot runs a held job, so the resume below waits in the queue.
-    blocker = await client.responses.create(model="gated", input="x", background=True)
-    await gate.entered.wait()
-    queued = await client.responses.create(
+    blocker = await background_client.responses.create(
+        model="gated", input="x", background=True
+    )
+    await background_gate.entered.wait()
+    queued = await background_client.responses.create(
         model="refund",
         background=True,
         previous_response_id=paused.id,
@@ -124,33 +133,33 @@ async def test_a_foreground_resume_of_a_pause_a_queued_resume_holds_is_run_busy(
     # The accepted resume holds the pause: another one is refused at once,
     # not run ahead of it (which would fail the accepted one later).
     with pytest.raises(openai.ConflictError) as refused:
-        await client.responses.create(
+        await background_client.responses.create(
             model="refund",
             previous_response_id=paused.id,
             input=_answer(paused, "deny"),
             stream=stream,
         )
-    gate.release.set()
-    await await_response(client, blocker.id, {"completed"})
-    done = await await_response(client, queued.id, {"failed", "completed"})
+    background_gate.release.set()
+    await await_response(background_client, blocker.id, {"completed"})
+    done = await await_response(background_client, queued.id, {"failed", "completed"})
 
     assert refused.value.body["code"] == "run_busy"
     assert done.status == "completed"
     assert done.output_text == "Refund approve."
-    assert runs["answer"] == 1
+    assert refund_steps["answer"] == 1
 
 
 async def test_a_resume_whose_pause_went_before_its_job_started_ends_with_the_conflict(
-    client, gate, runs, saver
+    background_client, background_gate, refund_steps, refund_saver
 ):
-    submitted = await client.responses.create(
+    submitted = await background_client.responses.create(
         model="refund", input="Refund", background=True
     )
-    paused = await await_response(client, submitted.id, {"completed"})
-    await client.responses.create(model="gated", input="x", background=True)
-    await gate.entered.wait()
+    paused = await await_response(background_client, submitted.id, {"completed"})
+    await background_client.responses.create(model="gated", input="x", background=True)
+    await background_gate.entered.wait()
     # Accepted: the run is still paused and no other Response drives it ...
-    late = await client.responses.create(
+    late = await background_client.responses.create(
         model="refund",
         background=True,
         previous_response_id=paused.id,
@@ -158,10 +167,10 @@ async def test_a_resume_whose_pause_went_before_its_job_started_ends_with_the_co
     )
     # ... but the pause goes (the expiry sweep) before the job starts.
     run = run_id_from_response_id(paused.id, "default", "refund")
-    await saver.adelete_thread(checkpoint_key("default", "refund", run))
-    gate.release.set()
-    lost = await await_response(client, late.id, {"failed", "completed"})
-    stream = await client.responses.retrieve(late.id, stream=True)
+    await refund_saver.adelete_thread(checkpoint_key("default", "refund", run))
+    background_gate.release.set()
+    lost = await await_response(background_client, late.id, {"failed", "completed"})
+    stream = await background_client.responses.retrieve(late.id, stream=True)
     events = [event async for event in stream]
 
     assert lost.status == "failed"
@@ -171,19 +180,23 @@ async def test_a_resume_whose_pause_went_before_its_job_started_ends_with_the_co
     assert [event.type for event in events][-2:] == ["error", "response.failed"]
     assert events[0].type == "response.created"
     assert events[-1].response.error == lost.error
-    assert runs["answer"] == 0
+    assert refund_steps["answer"] == 0
 
 
-async def test_another_tenants_run_id_is_free_and_ones_own_is_busy(client, gate):
+async def test_another_tenants_run_id_is_free_and_ones_own_is_busy(
+    background_client, background_gate
+):
     """Whether a run id is in use tells nothing about another tenant's runs:
     bob may use the id of alice's queued run (it is another run), alice may
     not use it twice."""
     alice, bob = (
-        client.with_options(default_headers={"x-tenant": tenant})
+        background_client.with_options(default_headers={"x-tenant": tenant})
         for tenant in ("alice", "bob")
     )
-    blocker = await client.responses.create(model="gated", input="x", background=True)
-    await gate.entered.wait()
+    blocker = await background_client.responses.create(
+        model="gated", input="x", background=True
+    )
+    await background_gate.entered.wait()
     named = {
         "model": "refund",
         "input": "Refund",
@@ -195,8 +208,8 @@ async def test_another_tenants_run_id_is_free_and_ones_own_is_busy(client, gate)
     bobs = await bob.responses.create(**named)
     with pytest.raises(openai.ConflictError) as again:
         await alice.responses.create(**named)
-    gate.release.set()
-    await await_response(client, blocker.id, {"completed"})
+    background_gate.release.set()
+    await await_response(background_client, blocker.id, {"completed"})
     ends = [
         await await_response(tenant, created.id, {"completed", "failed"})
         for tenant, created in ((alice, alices), (bob, bobs))

@@ -1,10 +1,10 @@
 """Background Responses with the in-process backend, through the SDK (the
-``client`` and ``gate`` fixtures of ``background_fixtures.py``): a submit is
-queued and polled to the foreground's output, a run is cancelled while
-running or queued, a raising run ends failed, idempotency keys return the
-original (scoped, expiring, length-checked), unknown and foreign ids are one
-not-found, background needs its feature, and the deprecated integration paths
-and arguments still work."""
+``background_client`` and ``background_gate`` fixtures of
+``background_fixtures.py``): a submit is queued and polled to the
+foreground's output, a run is cancelled while running or queued, a raising
+run ends failed, idempotency keys return the original (scoped, expiring,
+length-checked), unknown and foreign ids are one not-found, background needs
+its feature, and the deprecated integration paths and arguments still work."""
 
 from __future__ import annotations
 
@@ -26,11 +26,15 @@ from support import one_node_graph
 pytestmark = pytest.mark.anyio
 
 
-async def test_submit_returns_queued_then_polling_reaches_the_foreground_output(client):
-    foreground = await client.responses.create(model="bg", input="Go")
-    queued = await client.responses.create(model="bg", input="Go", background=True)
+async def test_submit_returns_queued_then_polling_reaches_the_foreground_output(
+    background_client,
+):
+    foreground = await background_client.responses.create(model="bg", input="Go")
+    queued = await background_client.responses.create(
+        model="bg", input="Go", background=True
+    )
 
-    done = await await_response(client, queued.id, {"completed"})
+    done = await await_response(background_client, queued.id, {"completed"})
 
     assert queued.status == "queued"
     assert queued.background is True
@@ -38,60 +42,70 @@ async def test_submit_returns_queued_then_polling_reaches_the_foreground_output(
     assert done.usage.output_tokens == foreground.usage.output_tokens
 
 
-async def test_cancel_while_running_cancels_the_graph_task(client, gate):
-    submitted = await client.responses.create(
+async def test_cancel_while_running_cancels_the_graph_task(
+    background_client, background_gate
+):
+    submitted = await background_client.responses.create(
         model="gated", input="Go", background=True
     )
-    await asyncio.wait_for(gate.entered.wait(), 30)
+    await asyncio.wait_for(background_gate.entered.wait(), 30)
 
-    cancelled = await client.responses.cancel(submitted.id)
-    again = await client.responses.cancel(submitted.id)
+    cancelled = await background_client.responses.cancel(submitted.id)
+    again = await background_client.responses.cancel(submitted.id)
 
     assert cancelled.status == "cancelled"
     assert again.status == "cancelled"
-    assert gate.cancelled.is_set()
+    assert background_gate.cancelled.is_set()
 
 
-async def test_cancel_while_queued_never_starts_the_run(client, gate):
-    blocker = await client.responses.create(model="gated", input="Go", background=True)
-    await asyncio.wait_for(gate.entered.wait(), 30)
-    queued = await client.responses.create(model="bg", input="Go", background=True)
+async def test_cancel_while_queued_never_starts_the_run(
+    background_client, background_gate
+):
+    blocker = await background_client.responses.create(
+        model="gated", input="Go", background=True
+    )
+    await asyncio.wait_for(background_gate.entered.wait(), 30)
+    queued = await background_client.responses.create(
+        model="bg", input="Go", background=True
+    )
 
-    cancelled = await client.responses.cancel(queued.id)
-    gate.release.set()
-    await await_response(client, blocker.id, {"completed"})
+    cancelled = await background_client.responses.cancel(queued.id)
+    background_gate.release.set()
+    await await_response(background_client, blocker.id, {"completed"})
     # One run at a time, in order: once a later run is done, the cancelled
     # one would have run before it.
-    later = await client.responses.create(model="bg", input="Go", background=True)
-    await await_response(client, later.id, {"completed"})
+    later = await background_client.responses.create(
+        model="bg", input="Go", background=True
+    )
+    await await_response(background_client, later.id, {"completed"})
 
     assert cancelled.status == "cancelled"
-    assert (await client.responses.retrieve(queued.id)).status == "cancelled"
+    assert (await background_client.responses.retrieve(queued.id)).status == "cancelled"
 
 
-async def test_a_raising_run_ends_failed_with_the_error_envelope(client):
-    submitted = await client.responses.create(
+async def test_a_raising_run_ends_failed_with_the_error_envelope(background_client):
+    submitted = await background_client.responses.create(
         model="failing", input="Go", background=True
     )
 
-    failed = await await_response(client, submitted.id, {"failed"})
+    failed = await await_response(background_client, submitted.id, {"failed"})
 
     assert failed.error.code == "server_error"
     assert failed.error.message == "Internal server error"
 
 
 async def test_idempotency_key_returns_the_original_and_rejects_another_body(
-    client, runs
+    background_client, refund_steps
 ):
     headers = {"Idempotency-Key": "order-42"}
-    first = await client.responses.create(
+    first = await background_client.responses.create(
         model="bg", input="Go", background=True, extra_headers=headers
     )
-    retry = await client.responses.create(
+    retry = await background_client.responses.create(
         model="bg", input="Go", background=True, extra_headers=headers
     )
     with pytest.raises(openai.UnprocessableEntityError) as reused:
-        await client.responses.create(
+        await background_client.responses.create(
             model="bg", input="Something else", background=True, extra_headers=headers
         )
 
@@ -99,9 +113,13 @@ async def test_idempotency_key_returns_the_original_and_rejects_another_body(
     assert reused.value.body["code"] == "idempotency_key_reused"
 
 
-async def test_unknown_foreground_and_foreign_ids_share_one_not_found(client):
-    foreground = await client.responses.create(model="foreground", input="x")
-    mine = await client.responses.create(model="bg", input="Go", background=True)
+async def test_unknown_foreground_and_foreign_ids_share_one_not_found(
+    background_client,
+):
+    foreground = await background_client.responses.create(model="foreground", input="x")
+    mine = await background_client.responses.create(
+        model="bg", input="Go", background=True
+    )
 
     for response_id, headers in (
         ("resp_unknown", {}),
@@ -109,15 +127,19 @@ async def test_unknown_foreground_and_foreign_ids_share_one_not_found(client):
         (mine.id, {"x-tenant": "someone-else"}),
     ):
         with pytest.raises(openai.NotFoundError) as caught:
-            await client.responses.retrieve(response_id, extra_headers=headers)
+            await background_client.responses.retrieve(
+                response_id, extra_headers=headers
+            )
         assert caught.value.body["code"] == "response_not_found"
         with pytest.raises(openai.NotFoundError):
-            await client.responses.cancel(response_id, extra_headers=headers)
+            await background_client.responses.cancel(response_id, extra_headers=headers)
 
 
-async def test_background_needs_the_feature(client):
+async def test_background_needs_the_feature(background_client):
     with pytest.raises(openai.BadRequestError) as caught:
-        await client.responses.create(model="foreground", input="x", background=True)
+        await background_client.responses.create(
+            model="foreground", input="x", background=True
+        )
 
     assert caught.value.body["param"] == "background"
 
@@ -146,9 +168,9 @@ async def test_idempotency_keys_are_scoped_and_expire():
     assert (first, same, other_scope, after_expiry) == (True, False, True, True)
 
 
-async def test_idempotency_key_length_is_checked(client):
+async def test_idempotency_key_length_is_checked(background_client):
     with pytest.raises(openai.BadRequestError) as caught:
-        await client.responses.create(
+        await background_client.responses.create(
             model="bg",
             input="Go",
             background=True,
