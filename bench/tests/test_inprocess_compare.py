@@ -19,7 +19,9 @@ from lgos_bench.alternate import Batches, alternate, ratio_spread
 from lgos_bench.compare import (
     DEFAULT_KEYS,
     DEFAULT_SIDES,
+    Plan,
     Side,
+    alternate_pairs,
     parse_sides,
     started,
     targets,
@@ -113,6 +115,28 @@ def test_two_sides_or_a_reference_and_two_are_accepted() -> None:
     assert len(parse_sides(DEFAULT_SIDES)) == 3
     with pytest.raises(ValueError, match="two sides"):
         parse_sides(("lgos",))
+
+
+def test_the_reference_never_runs_between_the_judged_sides() -> None:
+    # A side runs faster right after one that shares its code: the plain
+    # baseline in A and B's rounds would warm the same-work baseline (A).
+    order: list[str] = []
+
+    def side(name: str):  # type: ignore[no-untyped-def]
+        async def call() -> None:
+            order.append(name)
+
+        return call
+
+    calls = {name: side(name) for name in "rab"}
+    measured = asyncio.run(alternate_pairs(calls, Plan(rounds=6)))
+
+    judged = order[: order.index("r")]
+    assert sorted(judged) == ["a"] * (20 + 6) + ["b"] * (20 + 6)
+    assert set(order[len(judged) :]) == {"r", "b"}
+    assert {name: len(runs.cpu) for name, runs in measured.items()} == dict.fromkeys(
+        ("a", "b", "r", "rb"), 6
+    )
 
 
 def test_lgos_is_judged_against_the_same_work_baseline_streamed_or_not() -> None:
