@@ -200,3 +200,34 @@ def test_the_growth_table_quotes_the_named_runs():
         sweep = report["sweep"]
         assert f"{sweep['longest_transaction_s']:.2f} s" in PAGE
         assert f"{sweep['during']['reused']['max_ms']:,.2f} ms" in PAGE
+
+
+def test_the_same_work_table_in_process_quotes_the_five_named_runs():
+    (first, last) = re.findall(
+        r"Five\s+default\s+runs\s+of\s+`[0-9a-f]+`\s+\(`bench/results/([0-9-]+)-inprocess`"
+        r"\s+to\s+`bench/results/([0-9-]+)-inprocess`\)",
+        PAGE,
+    )[0]
+    runs = sorted(
+        path
+        for path in (ROOT / "bench" / "results").glob("*-inprocess.json")
+        if first <= path.name.removesuffix("-inprocess.json") <= last
+    )
+    reports = [json.loads(path.read_text()) for path in runs]
+
+    assert len(reports) == 5
+    for report in reports:
+        assert (report["meta"]["a"], report["meta"]["b"]) == ("baseline-usage", "lgos")
+    for key in (
+        f"{api}/{mode}/plain"
+        for api in ("chat", "responses")
+        for mode in ("json", "stream")
+    ):
+        ratios = [
+            row["ratio"]["ratio"]
+            for report in reports
+            for row in report["rows"]
+            if row["key"] == key
+        ]
+        low, high, mean = min(ratios), max(ratios), sum(ratios) / len(ratios)
+        assert f"| {key} | {low:.3f}×–{high:.3f}× | {mean:.3f}× |" in PAGE, key

@@ -44,7 +44,8 @@ def build_parser(usage: str) -> argparse.ArgumentParser:
     inprocess.add_argument(
         "--reference",
         metavar="R",
-        help="a third side, alternated with B after A and B, B also reported against it",
+        help="a third side, alternated with B after A and B; B also "
+        "reported against it",
     )
     inprocess.add_argument("--rounds", type=int, help="alternated rounds")
     inprocess.add_argument(

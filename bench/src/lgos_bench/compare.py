@@ -24,7 +24,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AsyncExitStack, ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -158,7 +158,7 @@ def parse_sides(texts: tuple[str, ...]) -> tuple[Side, ...]:
     return tuple(Side.parse(text) for text in texts)
 
 
-async def alternate_pairs(calls: dict[str, Call], plan: Plan) -> dict[str, Batches]:
+async def alternate_pairs(calls: Mapping[str, Call], plan: Plan) -> dict[str, Batches]:
     """A and B (``calls["a"]``, ``calls["b"]``) alternated alone, then, with a
     reference, R and B alternated alone: ``a``, ``b``, and ``r`` with ``rb``,
     B's calls of the second alternation.
@@ -337,7 +337,9 @@ def render(results: dict[str, Any]) -> str:
         "",
         run_preamble(meta)
         + f" {meta['rounds']} rounds of {meta['concurrency']} concurrent "
-        "request(s) per side, the order flipped every round; CPU "
+        "request(s) per side, the order flipped every round"
+        + ("; A and B alternated on their own, then R and B" if reference else "")
+        + "; CPU "
         "is this process's (`time.process_time`), each request handed straight "
         "to the app's ASGI callable (no socket, no client). "
         f"{meta['tokens']} tokens per answer; cores {meta['cores']}"
