@@ -2,8 +2,8 @@
 ``background_client``, ``background_gate``, ``refund_steps`` and
 ``refund_saver`` fixtures of ``background_fixtures.py``): a run pauses and
 resumes in the background; a stale resume is refused at submit, a second
-resume of a queued one and a foreground resume of a pause a queued resume
-holds are ``run_busy``; a resume whose pause went before its job started
+resume (background or foreground) of a pause a queued resume holds is
+``run_busy``; a resume whose pause went before its job started
 ends with the conflict; and a run id is busy only in the tenant that uses
 it."""
 
@@ -29,19 +29,31 @@ def _answer(paused, verdict="approve"):
     ]
 
 
+async def _paused(client):
+    """A background refund run, paused on its question."""
+    submitted = await client.responses.create(
+        model="refund", input="Refund", background=True
+    )
+    return await await_response(client, submitted.id, {"completed"})
+
+
+async def _resume(client, paused, verdict="approve", **options):
+    """``paused`` answered with ``verdict`` (a background resume unless
+    ``options`` say otherwise)."""
+    options.setdefault("background", True)
+    return await client.responses.create(
+        model="refund",
+        previous_response_id=paused.id,
+        input=_answer(paused, verdict),
+        **options,
+    )
+
+
 async def test_interrupt_runs_pause_and_resume_in_the_background(
     background_client, refund_steps
 ):
-    submitted = await background_client.responses.create(
-        model="refund", input="Refund", background=True
-    )
-    paused = await await_response(background_client, submitted.id, {"completed"})
-    resume = await background_client.responses.create(
-        model="refund",
-        background=True,
-        previous_response_id=paused.id,
-        input=_answer(paused),
-    )
+    paused = await _paused(background_client)
+    resume = await _resume(background_client, paused)
     resumed = await await_response(background_client, resume.id, {"completed"})
 
     assert paused.output[0].name == "lgos_interrupt"
@@ -52,93 +64,41 @@ async def test_interrupt_runs_pause_and_resume_in_the_background(
 async def test_a_stale_background_resume_is_a_409_at_submit(
     background_client, refund_steps
 ):
-    submitted = await background_client.responses.create(
-        model="refund", input="Refund", background=True
-    )
-    paused = await await_response(background_client, submitted.id, {"completed"})
-    resume = await background_client.responses.create(
-        model="refund",
-        background=True,
-        previous_response_id=paused.id,
-        input=_answer(paused),
-    )
+    paused = await _paused(background_client)
+    resume = await _resume(background_client, paused)
     await await_response(background_client, resume.id, {"completed"})
 
     with pytest.raises(openai.ConflictError) as stale:
-        await background_client.responses.create(
-            model="refund",
-            background=True,
-            previous_response_id=paused.id,
-            input=_answer(paused),
-        )
+        await _resume(background_client, paused)
 
     assert stale.value.body["code"] == "interrupt_state_conflict"
     assert refund_steps["answer"] == 1
 
 
-async def test_a_second_background_resume_of_a_queued_one_is_run_busy(
-    background_client, background_gate, refund_steps
+@pytest.mark.parametrize(
+    "second",
+    [
+        {"background": True},
+        {"background": False},
+        {"background": False, "stream": True},
+    ],
+    ids=["background", "foreground", "foreground-streamed"],
+)
+async def test_a_second_resume_of_a_pause_a_queued_resume_holds_is_run_busy(
+    background_client, background_gate, refund_steps, second
 ):
-    submitted = await background_client.responses.create(
-        model="refund", input="Refund", background=True
-    )
-    paused = await await_response(background_client, submitted.id, {"completed"})
-    blocker = await background_client.responses.create(
-        model="gated", input="x", background=True
-    )
-    await background_gate.entered.wait()
-    first = await background_client.responses.create(
-        model="refund",
-        background=True,
-        previous_response_id=paused.id,
-        input=_answer(paused),
-    )
-
-    with pytest.raises(openai.ConflictError) as second:
-        await background_client.responses.create(
-            model="refund",
-            background=True,
-            previous_response_id=paused.id,
-            input=_answer(paused, "deny"),
-        )
-    background_gate.release.set()
-    await await_response(background_client, blocker.id, {"completed"})
-    done = await await_response(background_client, first.id, {"completed"})
-
-    assert second.value.body["code"] == "run_busy"
-    assert done.output_text == "Refund approve."
-    assert refund_steps["answer"] == 1
-
-
-@pytest.mark.parametrize("stream", [False, True])
-async def test_a_foreground_resume_of_a_pause_a_queued_resume_holds_is_run_busy(
-    background_client, background_gate, refund_steps, stream
-):
-    submitted = await background_client.responses.create(
-        model="refund", input="Refund", background=True
-    )
-    paused = await await_response(background_client, submitted.id, {"completed"})
+    paused = await _paused(background_client)
     # The only slot runs a held job, so the resume below waits in the queue.
     blocker = await background_client.responses.create(
         model="gated", input="x", background=True
     )
     await background_gate.entered.wait()
-    queued = await background_client.responses.create(
-        model="refund",
-        background=True,
-        previous_response_id=paused.id,
-        input=_answer(paused),
-    )
+    queued = await _resume(background_client, paused)
 
     # The accepted resume holds the pause: another one is refused at once,
     # not run ahead of it (which would fail the accepted one later).
     with pytest.raises(openai.ConflictError) as refused:
-        await background_client.responses.create(
-            model="refund",
-            previous_response_id=paused.id,
-            input=_answer(paused, "deny"),
-            stream=stream,
-        )
+        await _resume(background_client, paused, "deny", **second)
     background_gate.release.set()
     await await_response(background_client, blocker.id, {"completed"})
     done = await await_response(background_client, queued.id, {"failed", "completed"})
@@ -152,19 +112,11 @@ async def test_a_foreground_resume_of_a_pause_a_queued_resume_holds_is_run_busy(
 async def test_a_resume_whose_pause_went_before_its_job_started_ends_with_the_conflict(
     background_client, background_gate, refund_steps, refund_saver
 ):
-    submitted = await background_client.responses.create(
-        model="refund", input="Refund", background=True
-    )
-    paused = await await_response(background_client, submitted.id, {"completed"})
+    paused = await _paused(background_client)
     await background_client.responses.create(model="gated", input="x", background=True)
     await background_gate.entered.wait()
     # Accepted: the run is still paused and no other Response drives it ...
-    late = await background_client.responses.create(
-        model="refund",
-        background=True,
-        previous_response_id=paused.id,
-        input=_answer(paused),
-    )
+    late = await _resume(background_client, paused)
     # ... but the pause goes (the expiry sweep) before the job starts.
     run = run_id_from_response_id(paused.id, "default", "refund")
     await refund_saver.adelete_thread(checkpoint_key("default", "refund", run))

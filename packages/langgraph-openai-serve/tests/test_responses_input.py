@@ -63,8 +63,16 @@ def _calls_then_answer():
     ]
 
 
-async def test_function_calls_round_trip_through_replayed_outputs(make_client):
-    seen = []
+_WEATHER_TOOLS = [
+    {"type": "function", "name": "get_weather", "parameters": {"type": "object"}},
+    {"type": "function", "name": "get_time", "parameters": {"type": "object"}},
+]
+
+
+def _calls_then_answer_client(make_client):
+    """A client of model ``m``, which calls both tools, then answers; and
+    the messages the model saw at each call."""
+    seen: list[list] = []
     replies = iter(_calls_then_answer())
 
     def respond(messages):
@@ -72,11 +80,12 @@ async def test_function_calls_round_trip_through_replayed_outputs(make_client):
         return next(replies)
 
     graph = single_model_graph(ScriptedChatModel(responder=respond))
-    client = make_client({"m": config(graph)})
-    tools = [
-        {"type": "function", "name": "get_weather", "parameters": {"type": "object"}},
-        {"type": "function", "name": "get_time", "parameters": {"type": "object"}},
-    ]
+    return make_client({"m": config(graph)}), seen
+
+
+async def test_function_calls_round_trip_through_replayed_outputs(make_client):
+    client, seen = _calls_then_answer_client(make_client)
+    tools = _WEATHER_TOOLS
 
     first = await client.responses.create(model="m", input="Weather?", tools=tools)
     calls = [item for item in first.output if item.type == "function_call"]
@@ -116,19 +125,8 @@ async def test_stream_helper_output_with_parsed_fields_replays(make_client):
     # The SDKs' stream and parse helpers add ``parsed_arguments`` to function
     # calls and ``parsed`` to output text; a kept Response's output items
     # carry ``caller``, ``created_by`` and ``name``. All replay unchanged.
-    seen = []
-    replies = iter(_calls_then_answer())
-
-    def respond(messages):
-        seen.append(messages)
-        return next(replies)
-
-    graph = single_model_graph(ScriptedChatModel(responder=respond))
-    client = make_client({"m": config(graph)})
-    tools = [
-        {"type": "function", "name": "get_weather", "parameters": {"type": "object"}},
-        {"type": "function", "name": "get_time", "parameters": {"type": "object"}},
-    ]
+    client, seen = _calls_then_answer_client(make_client)
+    tools = _WEATHER_TOOLS
     async with client.responses.stream(model="m", input="Weather?", tools=tools) as s:
         first = await s.get_final_response()
     calls = [item.model_dump() for item in first.output]
