@@ -118,12 +118,13 @@ async def test_a_save_whose_caller_left_while_it_waited_is_still_kept(
 
 
 async def test_a_save_queued_behind_a_slow_statement_gets_the_whole_deadline(
-    postgres_backend_factory, postgres_uri
+    postgres_backend_factory, postgres_uri, loop_clock
 ):
     # The database's deadline is 2 s. The first save's statement waits 1.5 s
     # for another transaction inserting its id; the second save, queued
     # meanwhile, then waits 0.8 s the same way: within its own 2 s, though
-    # the first caller's would have ended 0.5 s into it.
+    # the first caller's would have ended 0.5 s into it. The loop's clock is
+    # moved on, not waited for.
     store = (await postgres_backend_factory(queue=False, timeout=2.0)).responses
     first, second = _response(), _response()
     async with (
@@ -139,13 +140,45 @@ async def test_a_save_queued_behind_a_slow_statement_gets_the_whole_deadline(
         saving_first = asyncio.create_task(store.save("alice", first, _items("q")))
         await _until_an_insert_waits(postgres_uri)
         saving_second = asyncio.create_task(store.save("alice", second, _items("q")))
-        await asyncio.sleep(1.5)  # the database is slow: the first waits
+        await loop_clock.move_on(1.5)  # the database is slow: the first waits
         await one.rollback()
         await saving_first
         await _until_an_insert_waits(postgres_uri)
-        await asyncio.sleep(0.8)  # and the second
+        await loop_clock.move_on(0.8)  # and the second
         await other.rollback()
 
         await saving_second
 
     assert await store.get(second["id"], "alice") == second
+
+
+class _LoopClock:
+    """The running loop's clock, moved on by the test: the timers it passes
+    (a deadline's) run as if that time had gone by."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._real = loop.time
+        self._ahead = 0.0
+
+    def time(self) -> float:
+        return self._real() + self._ahead
+
+    async def move_on(self, seconds: float) -> None:
+        self._ahead += seconds
+        # A timer of its own, due now: the loop runs the ones already past
+        # (earlier in its heap) before it.
+        passed = self._loop.create_future()
+        self._loop.call_at(self.time(), passed.set_result, None)
+        await passed
+
+
+@pytest.fixture
+async def loop_clock():
+    loop = asyncio.get_running_loop()
+    clock = _LoopClock(loop)
+    loop.time = clock.time  # type: ignore[method-assign]
+    try:
+        yield clock
+    finally:
+        del loop.time
