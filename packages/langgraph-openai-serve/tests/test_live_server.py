@@ -14,8 +14,11 @@ from openai import OpenAI
 USER = [{"role": "user", "content": "Hello"}]
 
 
-def test_sdk_streams_from_a_real_server_over_tcp(live_server):
+def test_sdk_streams_from_a_real_server_over_tcp(live_server, request):
     client = OpenAI(base_url=live_server.base_url, api_key="unused", max_retries=0)
+    request.addfinalizer(
+        client.close
+    )  # a socket left to the collector fails a later test
 
     stream = client.chat.completions.create(model="words", messages=USER, stream=True)
     deltas = [c.choices[0].delta.content for c in stream if c.choices]

@@ -280,10 +280,13 @@ def collected(
 
 
 def test_lgos_serve_and_worker_export_one_trace_through_a_collector(
-    collected: Traced,
+    collected: Traced, request: pytest.FixtureRequest
 ) -> None:
     traceparent, trace_id, caller_span = _traceparent()
     client = OpenAI(base_url=collected.api.base_url, api_key="x", max_retries=0)
+    request.addfinalizer(
+        client.close
+    )  # a socket left to the collector fails a later test
     headers = {"traceparent": traceparent}
     streamed = client.responses.create(
         model="words", input="Hi", stream=True, extra_headers=headers
